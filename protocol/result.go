@@ -1,0 +1,61 @@
+package protocol
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// Result is the part of a result message agentjq computes outcomes from.
+type Result struct {
+	Subtype           string            `json:"subtype"`
+	IsError           bool              `json:"is_error"`
+	Result            string            `json:"result"`
+	NumTurns          int               `json:"num_turns"`
+	DurationMS        float64           `json:"duration_ms"`
+	TotalCostUSD      float64           `json:"total_cost_usd"`
+	PermissionDenials []json.RawMessage `json:"permission_denials"`
+	Errors            []string          `json:"errors"`
+	TerminalReason    string            `json:"terminal_reason"`
+	SessionID         string            `json:"session_id"`
+}
+
+// Result subtypes.
+const (
+	ResultSuccess            = "success"
+	ResultErrorDuringExec    = "error_during_execution"
+	ResultErrorMaxTurns      = "error_max_turns"
+	ResultErrorMaxBudget     = "error_max_budget_usd"
+	ResultErrorMaxStructured = "error_max_structured_output_retries"
+)
+
+// DecodeResult reads the fields of a result line that outcomes need.
+func DecodeResult(line []byte) (Result, error) {
+	var r Result
+	err := json.Unmarshal(line, &r)
+	return r, err
+}
+
+// Failed reports whether the result ended the turn in an error, whatever
+// its subtype says: an API error arrives as subtype success with is_error.
+func (r *Result) Failed() bool {
+	return r.IsError || (r.Subtype != "" && r.Subtype != ResultSuccess)
+}
+
+// Aborted reports whether the turn was cut short by an interrupt.
+func (r *Result) Aborted() bool {
+	return strings.HasPrefix(r.TerminalReason, "aborted")
+}
+
+// ErrorText is a one-line description of a failed result.
+func (r *Result) ErrorText() string {
+	if len(r.Errors) > 0 {
+		return strings.Join(r.Errors, "; ")
+	}
+	if r.Result != "" {
+		return r.Result
+	}
+	if r.TerminalReason != "" {
+		return r.TerminalReason
+	}
+	return r.Subtype
+}
