@@ -1,0 +1,161 @@
+// Package recording reads and writes agentjq recordings: both directions
+// of a session, with timing, as NDJSON that stays valid line by line.
+//
+// Format version 1 (documented in agentjq-recording(5)):
+//
+//	{"agentjq_recording":1,"agent":"claude","agent_version":"","agentjq_version":"...","argv":[...],"cwd":"...","started":"RFC3339"}
+//	{"seq":1,"ms":0.412,"dir":"in","msg":{...the line sent to the agent...}}
+//	{"seq":2,"ms":812.5,"dir":"out","msg":{...the agent's line, byte for byte...}}
+//	{"seq":3,"ms":813.0,"dir":"err","text":"a line of the agent's stderr"}
+//	{"seq":4,"ms":900.1,"dir":"event","msg":{"type":"agentjq",...}}
+//	{"seq":5,"ms":900.2,"dir":"meta","msg":{"agent_version":"2.1.328"}}
+//
+// The payload key (msg or text) is always last, so a reader slices the
+// agent's original bytes out of a line without decoding them.
+package recording
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// FormatVersion is the version written in every header.
+const FormatVersion = 1
+
+// Direction says where a recorded line travelled.
+type Direction string
+
+// Directions.
+const (
+	In    Direction = "in"    // written to the agent's stdin
+	Out   Direction = "out"   // written by the agent on stdout
+	Err   Direction = "err"   // a line of the agent's stderr (text)
+	Event Direction = "event" // one of agentjq's own events
+	Meta  Direction = "meta"  // facts learnt mid-session (agent_version)
+)
+
+// Header is the first line of a recording.
+type Header struct {
+	Recording      int       `json:"agentjq_recording"`
+	Agent          string    `json:"agent"`
+	AgentVersion   string    `json:"agent_version"`
+	AgentjqVersion string    `json:"agentjq_version"`
+	Argv           []string  `json:"argv"`
+	Cwd            string    `json:"cwd"`
+	Started        time.Time `json:"started"`
+	Redacted       bool      `json:"redacted"`
+}
+
+// Entry is one recorded line.
+type Entry struct {
+	Seq int64
+	MS  float64 // milliseconds since the start
+	Dir Direction
+	// Msg holds a JSON line's original bytes; Text a non-JSON line.
+	Msg  []byte
+	Text string
+}
+
+var headerPrefix = []byte(`{"agentjq_recording":`)
+
+// IsHeader reports whether line is a recording header. Callers use it on
+// the first line of a stream to tell a recording from a plain event stream.
+// agentjq always writes the version key first.
+func IsHeader(line []byte) bool {
+	return bytes.HasPrefix(bytes.TrimSpace(line), headerPrefix)
+}
+
+// ParseHeader decodes a header line.
+func ParseHeader(line []byte) (Header, error) {
+	var h Header
+	if err := json.Unmarshal(line, &h); err != nil {
+		return h, fmt.Errorf("recording header: %w", err)
+	}
+	if h.Recording == 0 {
+		return h, errors.New("recording header: no agentjq_recording version")
+	}
+	if h.Recording > FormatVersion {
+		return h, fmt.Errorf("recording format %d is newer than this agentjq reads (%d)", h.Recording, FormatVersion)
+	}
+	return h, nil
+}
+
+// AppendEntry appends e's encoding, without a newline, to buf.
+func AppendEntry(buf []byte, e Entry) []byte {
+	buf = append(buf, `{"seq":`...)
+	buf = strconv.AppendInt(buf, e.Seq, 10)
+	buf = append(buf, `,"ms":`...)
+	buf = strconv.AppendFloat(buf, e.MS, 'f', 3, 64)
+	buf = append(buf, `,"dir":"`...)
+	buf = append(buf, e.Dir...)
+	if e.Msg != nil {
+		buf = append(buf, `","msg":`...)
+		buf = append(buf, e.Msg...)
+	} else {
+		buf = append(buf, `","text":`...)
+		t, _ := json.Marshal(e.Text)
+		buf = append(buf, t...)
+	}
+	return append(buf, '}')
+}
+
+var (
+	msgKey  = []byte(`","msg":`)
+	textKey = []byte(`","text":`)
+)
+
+// ParseEntry decodes a recorded line. Msg aliases line's bytes.
+func ParseEntry(line []byte) (Entry, error) {
+	var e Entry
+	line = bytes.TrimRight(line, "\r\n")
+	if !bytes.HasPrefix(line, []byte(`{"seq":`)) || len(line) < 2 || line[len(line)-1] != '}' {
+		return e, errors.New("not a recording entry")
+	}
+	rest := line[len(`{"seq":`):]
+	i := bytes.IndexByte(rest, ',')
+	if i < 0 {
+		return e, errors.New("recording entry: no ms")
+	}
+	seq, err := strconv.ParseInt(string(rest[:i]), 10, 64)
+	if err != nil {
+		return e, fmt.Errorf("recording entry: seq: %w", err)
+	}
+	e.Seq = seq
+	rest = rest[i:]
+	if !bytes.HasPrefix(rest, []byte(`,"ms":`)) {
+		return e, errors.New("recording entry: no ms")
+	}
+	rest = rest[len(`,"ms":`):]
+	i = bytes.IndexByte(rest, ',')
+	if i < 0 {
+		return e, errors.New("recording entry: no dir")
+	}
+	if e.MS, err = strconv.ParseFloat(string(rest[:i]), 64); err != nil {
+		return e, fmt.Errorf("recording entry: ms: %w", err)
+	}
+	rest = rest[i:]
+	if !bytes.HasPrefix(rest, []byte(`,"dir":"`)) {
+		return e, errors.New("recording entry: no dir")
+	}
+	rest = rest[len(`,"dir":"`)-1:]
+	body := rest[:len(rest)-1] // drop the closing brace
+	switch {
+	case bytes.Contains(body[:min(len(body), 24)], msgKey):
+		j := bytes.Index(body, msgKey)
+		e.Dir = Direction(body[1:j])
+		e.Msg = body[j+len(msgKey):]
+	case bytes.Contains(body[:min(len(body), 24)], textKey):
+		j := bytes.Index(body, textKey)
+		e.Dir = Direction(body[1:j])
+		if err := json.Unmarshal(body[j+len(textKey):], &e.Text); err != nil {
+			return e, fmt.Errorf("recording entry: text: %w", err)
+		}
+	default:
+		return e, errors.New("recording entry: no msg or text")
+	}
+	return e, nil
+}
