@@ -1,0 +1,64 @@
+// Package agentlib is the jq library `agentjq filter` puts in front of every
+// program: definitions that know the event shapes of the agent CLIs'
+// stream-json (assistant text, tool calls and results, permission requests,
+// agentjq's decisions, the result's outcome...).
+//
+// Source is a sequence of jq `def`s only, so that Source + "\n" + program
+// is a valid jq program. Docs lists every public definition for --help and
+// the man page; a test keeps the two in step.
+package agentlib
+
+import _ "embed" // for go:embed
+
+// Source is the jq module text.
+//
+//go:embed agent.jq
+var Source string
+
+// Doc documents one definition of Source.
+type Doc struct {
+	Name    string // name/arity as jq shows it, e.g. "events/1"
+	Usage   string // an example program
+	Summary string
+}
+
+// Docs documents the definitions, grouped as in agent.jq.
+var Docs = []Doc{
+	{"events/1", `events("assistant")`, "the events of one type"},
+	{"events/2", `events("system"; "init")`, "the events of one type and subtype"},
+	{"is_init", `select(is_init)`, "true on system/init, the header the agent repeats every turn"},
+	{"init", `init | .model`, "the system/init events"},
+	{"version", `version`, "the agent CLI version (claude_code_version) of a system/init"},
+	{"results", `results | .result`, "the result events that close each turn"},
+	{"in_subagent", `select(in_subagent)`, "true on events made inside a subagent (parent_tool_use_id set)"},
+	{"subagent", `subagent | assistant_text`, "the events made inside a subagent"},
+	{"main_agent", `main_agent | tool_calls`, "the events of the main agent, outside any subagent"},
+	{"decisions", `decisions | select(.behavior == "deny")`, "agentjq's permission decisions (tool, behavior, decided_by, rule, message)"},
+	{"warnings", `warnings | .message`, "agentjq's warning events (code, message)"},
+	{"agentjq_exit", `agentjq_exit | .code`, "agentjq's last event: exit code, outcome, agent exit, turns, denials"},
+	{"content_text", `.content | content_text`, "a tool_result's content (string or array of blocks) as text"},
+	{"assistant_text", `assistant_text`, "the text of an assistant message (text blocks joined)"},
+	{"thinking", `thinking`, "the text of thinking blocks"},
+	{"text_deltas", `text_deltas`, "the text of partial-message deltas (--include-partial-messages)"},
+	{"delta_text", `delta_text`, "the same as text_deltas"},
+	{"user_text", `user_text`, "the text of user messages: prompts, replays, interruption notes"},
+	{"tool_calls", `tool_calls | .name`, "each tool call as {name, id, input, parent}"},
+	{"tool_calls/1", `tool_calls("Bash") | .input.command`, "the tool calls of one tool"},
+	{"tool_results", `tool_results | select(.is_error)`, "each tool result as {tool_use_id, content (text), is_error, parent}"},
+	{"key_input", `tool_calls | key_input`, "the argument a person reads first (command, file_path, pattern, url, query, path, question...) of a tool input or of anything with .input"},
+	{"control_requests", `control_requests | .subtype`, "control requests from the agent, as .request plus request_id"},
+	{"permission_requests", `permission_requests | [.tool_name, key_input]`, "can_use_tool requests (tool_name, input, tool_use_id, request_id...)"},
+	{"hook_callbacks", `hook_callbacks | .input.hook_event_name`, "hook_callback requests"},
+	{"mcp_messages", `mcp_messages | .message.method`, "mcp_message requests"},
+	{"permission_responses", `permission_responses | .behavior`, "answers to can_use_tool found in a control_response: {request_id, behavior, message, updated_input}"},
+	{"outcome", `outcome`, "success, error or denied for a result (as agentjq computes it); the outcome of agentjq's exit event"},
+	{"cost", `cost`, "total_cost_usd of a result (cumulative over a session)"},
+	{"turns", `turns`, "num_turns of a result"},
+	{"duration", `duration / 1000`, "duration_ms of a result, in milliseconds"},
+	{"usage", `usage.output_tokens`, "the token usage of a result"},
+	{"denials", `denials | .tool`, "a result's permission denials as {tool, tool_use_id, input}"},
+	{"is_api_error", `select(is_api_error)`, "true on an assistant message that reports an API error"},
+	{"errors", `errors | "\(.kind): \(.message)"`, "every error as {kind, message, ...}: api_error, result, tool_error, permission_denied, warning, exit, control_error"},
+	{"tool_pairs", `-s 'tool_pairs | select(.is_error)'`, "whole stream (-s): each tool call with its result's content and is_error, and denied"},
+	{"subagents", `-s 'subagents | {description, n: (.events | length)}'`, "whole stream (-s): subagent events grouped by their Task call: {parent, description, subagent_type, status, summary, events}"},
+}
