@@ -48,6 +48,9 @@ type Header struct {
 	Cwd            string    `json:"cwd"`
 	Started        time.Time `json:"started"`
 	Redacted       bool      `json:"redacted"`
+	// Redact says which redactions were applied (no secret values), so
+	// that replay --as-agent applies them to the client's lines too.
+	Redact *RedactSpec `json:"redact,omitempty"`
 }
 
 // Entry is one recorded line.

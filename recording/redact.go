@@ -1,0 +1,350 @@
+package recording
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// RedactSpec says what a recording had removed. It is written in the
+// header (without secret values) so that replay can apply the same
+// redactions to what a client sends before matching it.
+type RedactSpec struct {
+	// Builtin enables the built-in patterns: API keys, bearer tokens, and
+	// the account email and organization of an initialize response.
+	Builtin bool `json:"builtin"`
+	// Env names variables whose values are removed wherever they appear.
+	Env []string `json:"env,omitempty"`
+	// Regex are extra patterns (RE2 syntax); each match is removed.
+	Regex []string `json:"regex,omitempty"`
+	// Paths are jq-style paths (.a.b, .a[0], .a[]) into JSON lines whose
+	// values are replaced whole.
+	Paths []string `json:"paths,omitempty"`
+}
+
+// Placeholder returns the text that stands where a secret of kind was.
+func Placeholder(kind string) string { return "[REDACTED:" + kind + "]" }
+
+const placeholderPrefix = "[REDACTED:"
+
+// builtinPatterns are secrets recognisable by their shape. Order matters:
+// the specific Anthropic key before the generic sk- key.
+var builtinPatterns = []struct {
+	kind string
+	re   *regexp.Regexp
+}{
+	{"anthropic-api-key", regexp.MustCompile(`sk-ant-[A-Za-z0-9_\-]{8,}`)},
+	{"api-key", regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{16,}`)},
+	{"aws-access-key", regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`)},
+	{"github-token", regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})`)},
+	{"slack-token", regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9\-]{10,}`)},
+	{"google-api-key", regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`)},
+	{"bearer-token", regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/=\-]{8,}`)},
+	{"api-key", regexp.MustCompile(`(?i)\b(?:x-api-key|api[_-]?key|auth[_-]?token)(["']?\s*[:=]\s*["']?)[A-Za-z0-9._~+/=\-]{12,}`)},
+}
+
+// DefaultSecretEnv are variables whose values are removed even without
+// --redact-env: the credentials the agent CLI itself reads.
+var DefaultSecretEnv = []string{
+	"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
+	"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "OPENAI_API_KEY", "GITHUB_TOKEN", "GH_TOKEN",
+}
+
+type literal struct {
+	value, kind string
+}
+
+type pattern struct {
+	kind string
+	re   *regexp.Regexp
+}
+
+// Redactor removes secrets from lines before they reach the disk. It learns
+// values as the session goes (the account email from the initialize
+// response), so one Redactor belongs to one session. Safe for concurrent use.
+type Redactor struct {
+	spec     RedactSpec
+	patterns []pattern
+	paths    []jqPath
+
+	mu       sync.RWMutex
+	literals []literal // longest first
+}
+
+// NewRedactor compiles spec. lookupEnv resolves the values of spec.Env (and,
+// with Builtin, of DefaultSecretEnv); it may be nil.
+func NewRedactor(spec RedactSpec, lookupEnv func(string) (string, bool)) (*Redactor, error) {
+	r := &Redactor{spec: spec}
+	if spec.Builtin {
+		for _, p := range builtinPatterns {
+			r.patterns = append(r.patterns, pattern{p.kind, p.re})
+		}
+	}
+	for i, s := range spec.Regex {
+		re, err := regexp.Compile(s)
+		if err != nil {
+			return nil, fmt.Errorf("--redact %q: %w", s, err)
+		}
+		r.patterns = append(r.patterns, pattern{fmt.Sprintf("regex-%d", i+1), re})
+	}
+	for _, s := range spec.Paths {
+		p, err := parseJQPath(s)
+		if err != nil {
+			return nil, fmt.Errorf("--redact-path %q: %w", s, err)
+		}
+		r.paths = append(r.paths, p)
+	}
+	if lookupEnv != nil {
+		names := append([]string(nil), spec.Env...)
+		if spec.Builtin {
+			names = append(names, DefaultSecretEnv...)
+		}
+		for _, n := range names {
+			if v, ok := lookupEnv(n); ok {
+				r.AddLiteral(v, "env:"+n)
+			}
+		}
+	}
+	return r, nil
+}
+
+// Spec returns what r was built from.
+func (r *Redactor) Spec() RedactSpec { return r.spec }
+
+// AddLiteral removes every later occurrence of value. Values shorter than
+// four bytes are ignored: removing them would shred the transcript.
+func (r *Redactor) AddLiteral(value, kind string) {
+	if len(value) < 4 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, l := range r.literals {
+		if l.value == value {
+			return
+		}
+	}
+	r.literals = append(r.literals, literal{value, kind})
+	sort.SliceStable(r.literals, func(i, j int) bool { return len(r.literals[i].value) > len(r.literals[j].value) })
+}
+
+func (r *Redactor) empty() bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return len(r.patterns) == 0 && len(r.literals) == 0 && len(r.paths) == 0
+}
+
+// String redacts plain text (a stderr line, a header field).
+func (r *Redactor) String(s string) string {
+	if r == nil {
+		return s
+	}
+	b := r.text([]byte(s))
+	return string(b)
+}
+
+func (r *Redactor) text(b []byte) []byte {
+	out, _ := r.textChanged(b)
+	return out
+}
+
+// textChanged redacts literals then patterns; it returns b itself and
+// false when nothing matched.
+func (r *Redactor) textChanged(b []byte) ([]byte, bool) {
+	changed := false
+	r.mu.RLock()
+	lits := r.literals
+	r.mu.RUnlock()
+	for _, l := range lits {
+		if bytes.Contains(b, []byte(l.value)) {
+			b = bytes.ReplaceAll(b, []byte(l.value), []byte(Placeholder(l.kind)))
+			changed = true
+		}
+	}
+	for _, p := range r.patterns {
+		if p.re.Match(b) {
+			ph := []byte(Placeholder(p.kind))
+			b = p.re.ReplaceAllFunc(b, func(m []byte) []byte {
+				if bytes.HasPrefix(m, []byte(placeholderPrefix)) {
+					return m
+				}
+				changed = true
+				return ph
+			})
+		}
+	}
+	return b, changed
+}
+
+// Line redacts one line. A JSON line stays valid JSON with every byte
+// outside the redacted strings unchanged; other lines are redacted as text.
+// It returns line itself when nothing was removed.
+func (r *Redactor) Line(dir Direction, line []byte) []byte {
+	if r == nil || r.empty() {
+		return line
+	}
+	trimmed := bytes.TrimSpace(line)
+	if len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(trimmed) {
+		return r.text(line)
+	}
+	if r.spec.Builtin && dir == Out {
+		r.learnAccount(line)
+	}
+	out := line
+	if len(r.paths) > 0 {
+		out = r.redactPaths(out)
+	}
+	return r.jsonStrings(out)
+}
+
+// learnAccount picks the email and organization out of an initialize
+// response so that they are removed everywhere from now on.
+func (r *Redactor) learnAccount(line []byte) {
+	if !bytes.Contains(line, []byte(`"account"`)) {
+		return
+	}
+	var v struct {
+		Response struct {
+			Response struct {
+				Account map[string]any `json:"account"`
+			} `json:"response"`
+		} `json:"response"`
+	}
+	if json.Unmarshal(line, &v) != nil {
+		return
+	}
+	for k, val := range v.Response.Response.Account {
+		s, ok := val.(string)
+		if !ok {
+			continue
+		}
+		lk := strings.ToLower(k)
+		switch {
+		case strings.Contains(lk, "email"):
+			r.AddLiteral(s, "email")
+		case strings.Contains(lk, "organization") || strings.Contains(lk, "org"):
+			r.AddLiteral(s, "organization")
+		}
+	}
+}
+
+// jsonStrings applies the text redactions inside every JSON string token
+// (keys included) and splices changed strings back in.
+func (r *Redactor) jsonStrings(line []byte) []byte {
+	var out []byte // nil until something changes
+	last := 0
+	for i := 0; i < len(line); i++ {
+		if line[i] != '"' {
+			continue
+		}
+		start := i
+		escaped := false
+		j := i + 1
+		for ; j < len(line); j++ {
+			c := line[j]
+			if c == '\\' {
+				escaped = true
+				j++
+				continue
+			}
+			if c == '"' {
+				break
+			}
+		}
+		if j >= len(line) {
+			break
+		}
+		tok := line[start : j+1]
+		i = j
+		var repl []byte
+		if !escaped {
+			content := tok[1 : len(tok)-1]
+			red, changed := r.textChanged(content)
+			if !changed {
+				continue
+			}
+			repl = encodeJSONString(string(red))
+		} else {
+			var s string
+			if json.Unmarshal(tok, &s) != nil {
+				continue
+			}
+			red := r.String(s)
+			if red == s {
+				continue
+			}
+			repl = encodeJSONString(red)
+		}
+		out = append(out, line[last:start]...)
+		out = append(out, repl...)
+		last = j + 1
+	}
+	if out == nil {
+		return line
+	}
+	return append(out, line[last:]...)
+}
+
+func encodeJSONString(s string) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return bytes.TrimRight(buf.Bytes(), "\n")
+}
+
+// redactPaths replaces the values at the configured paths.
+func (r *Redactor) redactPaths(line []byte) []byte {
+	for _, p := range r.paths {
+		spans := p.find(line, 0)
+		if len(spans) == 0 {
+			continue
+		}
+		// Replace from the end so earlier offsets stay right.
+		sort.Slice(spans, func(i, j int) bool { return spans[i][0] > spans[j][0] })
+		ph := encodeJSONString(Placeholder("path " + p.src))
+		out := append([]byte(nil), line...)
+		for _, s := range spans {
+			if string(out[s[0]:s[1]]) == "null" {
+				continue
+			}
+			out = append(out[:s[0]], append(append([]byte(nil), ph...), out[s[1]:]...)...)
+		}
+		line = out
+	}
+	return line
+}
+
+// MatchRedacted reports whether got equals want, where want may hold
+// placeholders: each one matches any run of text. Replay uses it so that a
+// redacted recording still matches what a client really sends.
+func MatchRedacted(want, got string) bool {
+	if !strings.Contains(want, placeholderPrefix) {
+		return want == got
+	}
+	var re strings.Builder
+	re.WriteString(`(?s)^`)
+	rest := want
+	for {
+		i := strings.Index(rest, placeholderPrefix)
+		if i < 0 {
+			re.WriteString(regexp.QuoteMeta(rest))
+			break
+		}
+		j := strings.IndexByte(rest[i:], ']')
+		if j < 0 {
+			re.WriteString(regexp.QuoteMeta(rest))
+			break
+		}
+		re.WriteString(regexp.QuoteMeta(rest[:i]))
+		re.WriteString(`.*?`)
+		rest = rest[i+j+1:]
+	}
+	re.WriteString(`$`)
+	m, err := regexp.MatchString(re.String(), got)
+	return err == nil && m
+}
