@@ -1,8 +1,22 @@
 package cmd
 
 import (
-	"errors"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
 	"time"
+
+	"github.com/agentjq/agentjq/approve"
+	"github.com/agentjq/agentjq/bridge"
+	"github.com/agentjq/agentjq/iostreams"
+	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/recording"
 )
 
 // SpawnFlags are the flags of a session; spawn and record share them.
@@ -40,4 +54,135 @@ type SpawnCmd struct {
 }
 
 // Run runs spawn.
-func (c *SpawnCmd) Run() error { return errors.New("spawn: coming in a later commit") }
+func (c *SpawnCmd) Run(ctx context.Context, ios *iostreams.IO) error {
+	return runSpawn(ctx, ios, c.SpawnFlags, c.AgentArgs, nil)
+}
+
+// runSpawn runs one session; record and spawn --record pass a tap.
+func runSpawn(ctx context.Context, ios *iostreams.IO, f SpawnFlags, agentArgs []string, tap func(recording.Direction, []byte)) error {
+	opts, err := sessionOptions(ios, f, agentArgs)
+	if err != nil {
+		return err
+	}
+	opts.Tap = tap
+
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
+	defer signal.Stop(sigs)
+	opts.Signals = sigs
+
+	rep, err := bridge.Run(ctx, opts)
+	if err != nil {
+		return err
+	}
+	if rep.Err != "" && rep.Outcome != protocol.OutcomeClosed {
+		fmt.Fprintf(ios.Err, "agentjq: %s: %s\n", rep.Outcome, rep.Err)
+	}
+	return silentExit(rep.ExitCode)
+}
+
+// sessionOptions turns spawn's flags into bridge options, refusing what
+// cannot work before anything starts.
+func sessionOptions(ios *iostreams.IO, f SpawnFlags, agentArgs []string) (bridge.Options, error) {
+	profile, ok := bridge.Profiles[f.Agent]
+	if !ok {
+		return bridge.Options{}, usageError("unknown --agent %q", f.Agent)
+	}
+	if err := bridge.CheckAgentArgs(profile, agentArgs); err != nil {
+		return bridge.Options{}, usageError("%v", err)
+	}
+	bin, err := agentBinary(ios, f, profile)
+	if err != nil {
+		return bridge.Options{}, err
+	}
+	dir := f.Cwd
+	if dir == "" {
+		dir = ios.Dir
+	}
+	if dir == "" {
+		if dir, err = os.Getwd(); err != nil {
+			return bridge.Options{}, err
+		}
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return bridge.Options{}, usageError("--cwd %s: not a directory", dir)
+	}
+	dir, _ = filepath.Abs(dir)
+	path, args := bridge.Command(profile, bin, runtime.GOOS, bridge.PassFlags{
+		Model: f.Model, PermissionMode: f.PermissionMode,
+		AllowedTools: f.AllowedTools, DisallowedTools: f.DisallowedTools,
+		SystemPrompt: f.SystemPrompt, AppendSystemPrompt: f.AppendSystem,
+		Resume: f.Resume, SessionID: f.SessionID, MaxTurns: f.MaxTurns,
+		Partial: f.Partial,
+	}, agentArgs)
+	approver, err := approvalChain(ios, f, dir)
+	if err != nil {
+		return bridge.Options{}, err
+	}
+	opts := bridge.Options{
+		Profile: profile, Path: path, Args: args, Dir: dir,
+		Env:             bridge.ChildEnv(ios.Environ),
+		Echo:            f.Echo,
+		NoEvents:        f.NoEvents,
+		ApprovalTimeout: f.ApprovalTimeout,
+		IdleTimeout:     f.IdleTimeout,
+		Timeout:         f.Timeout,
+		Approver:        approver,
+		Stdin:           ios.In,
+		Stdout:          ios.Out,
+		Stderr:          ios.Err,
+	}
+	if f.Prompt != "" {
+		opts.Prompt, opts.HasPrompt, opts.Stdin = f.Prompt, true, nil
+	}
+	if g := ios.Getenv("AGENTJQ_GRACE"); g != "" {
+		if d, err := time.ParseDuration(g); err == nil {
+			opts.Grace = d
+		}
+	}
+	return opts, nil
+}
+
+// agentBinary finds the agent: --bin, $AGENTJQ_AGENT_BIN, the profile's
+// name on PATH.
+func agentBinary(ios *iostreams.IO, f SpawnFlags, p bridge.Profile) (string, error) {
+	bin := f.Bin
+	if bin == "" {
+		bin = ios.Getenv("AGENTJQ_AGENT_BIN")
+	}
+	if bin == "" {
+		bin = p.Name
+	}
+	if strings.ContainsRune(bin, filepath.Separator) {
+		return bin, nil
+	}
+	found, err := lookPath(bin, ios.Getenv("PATH"))
+	if err != nil {
+		return "", &exitError{code: protocol.ExitNotFound,
+			err: fmt.Errorf("agent %q not found on PATH; install it, or point --bin or $AGENTJQ_AGENT_BIN at it", bin)}
+	}
+	return found, nil
+}
+
+// lookPath is exec.LookPath over the given PATH rather than the process's.
+func lookPath(name, path string) (string, error) {
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, name)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", exec.ErrNotFound
+}
+
+// approvalChain builds the deciders for can_use_tool: policies, approver,
+// the terminal, and the fail-closed default.
+func approvalChain(ios *iostreams.IO, f SpawnFlags, cwd string) (approve.Decider, error) {
+	if len(f.Policy) > 0 || f.Approver != "" {
+		return nil, usageError("--policy and --approver arrive with the approve subcommand")
+	}
+	return approve.Default, nil
+}

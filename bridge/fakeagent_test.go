@@ -1,0 +1,184 @@
+package bridge
+
+// A fake agent for the bridge's tests: the test binary re-executes itself
+// with AGENTJQ_FAKE_AGENT set and behaves like an agent CLI scenario.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/agentjq/agentjq/fixtures"
+)
+
+func runFakeAgent(scenario string) int {
+	logPath := os.Getenv("AGENTJQ_FAKE_LOG")
+	var logf io.Writer = io.Discard
+	if logPath != "" {
+		f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err == nil {
+			defer f.Close()
+			logf = f
+		}
+	}
+	in := bufio.NewReaderSize(os.Stdin, 1<<20)
+	out := os.Stdout
+	readLine := func() ([]byte, bool) {
+		line, err := in.ReadBytes('\n')
+		if len(line) > 0 {
+			fmt.Fprintf(logf, "IN %s", line)
+			if line[len(line)-1] != '\n' {
+				fmt.Fprintln(logf)
+			}
+			return bytes.TrimSuffix(line, []byte("\n")), true
+		}
+		_ = err
+		fmt.Fprintln(logf, "EOF")
+		return nil, false
+	}
+	// waitResponse reads stdin until the control_response for id.
+	waitResponse := func(id string) bool {
+		for {
+			line, ok := readLine()
+			if !ok {
+				fmt.Fprintf(logf, "STDIN CLOSED WHILE %s PENDING\n", id)
+				return false
+			}
+			var m struct {
+				Type     string `json:"type"`
+				Response struct {
+					RequestID string `json:"request_id"`
+				} `json:"response"`
+			}
+			if json.Unmarshal(line, &m) == nil && m.Type == "control_response" && m.Response.RequestID == id {
+				return true
+			}
+		}
+	}
+	switch {
+	case strings.HasPrefix(scenario, "capture:"):
+		name := strings.TrimPrefix(scenario, "capture:")
+		data, err := fixtures.Capture(name, "out")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		if _, ok := readLine(); !ok {
+			return 0
+		}
+		lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+		for _, line := range lines {
+			out.Write(append(line, '\n'))
+			var m struct {
+				Type      string `json:"type"`
+				RequestID string `json:"request_id"`
+			}
+			json.Unmarshal(line, &m)
+			if m.Type == "control_request" && bytes.Contains(line, []byte(`"request":{"subtype":"`)) {
+				if !waitResponse(m.RequestID) {
+					return 1
+				}
+			}
+		}
+		// Like the CLI: finish when stdin closes.
+		for {
+			if _, ok := readLine(); !ok {
+				return 0
+			}
+		}
+	case scenario == "unknown-subtype":
+		readLine()
+		fmt.Fprintln(out, `{"type":"control_request","request_id":"x-1","request":{"subtype":"brand_new_thing","payload":1}}`)
+		if !waitResponse("x-1") {
+			return 1
+		}
+		fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"result":"ok","num_turns":1}`)
+		for {
+			if _, ok := readLine(); !ok {
+				return 0
+			}
+		}
+	case scenario == "echo-turns":
+		// One result per turn, echoing what arrived.
+		for {
+			line, ok := readLine()
+			if !ok {
+				return 0
+			}
+			var m map[string]any
+			if json.Unmarshal(line, &m) != nil {
+				fmt.Fprintln(os.Stderr, "fake: bad JSON on stdin")
+				return 1
+			}
+			if m["type"] == "user" {
+				b, _ := json.Marshal(map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": "got turn", "num_turns": 1})
+				fmt.Fprintf(out, "%s\n", b)
+			}
+		}
+	case scenario == "interruptible":
+		readLine()
+		fmt.Fprintln(out, `{"type":"system","subtype":"init","session_id":"s1","claude_code_version":"2.1.328"}`)
+		for {
+			line, ok := readLine()
+			if !ok {
+				return 0
+			}
+			if bytes.Contains(line, []byte(`"interrupt"`)) {
+				var m struct {
+					RequestID string `json:"request_id"`
+				}
+				json.Unmarshal(line, &m)
+				fmt.Fprintf(out, `{"type":"control_response","response":{"subtype":"success","request_id":%q,"response":{"still_queued":[]}}}`+"\n", m.RequestID)
+				fmt.Fprintln(out, `{"type":"result","subtype":"error_during_execution","is_error":true,"num_turns":1,"terminal_reason":"aborted_tools"}`)
+			}
+		}
+	case scenario == "ignore-everything":
+		// Reads its turn and then never answers nor exits on EOF.
+		readLine()
+		fmt.Fprintln(out, `{"type":"system","subtype":"init","session_id":"s1"}`)
+		time.Sleep(time.Hour)
+		return 0
+	case scenario == "grandchild":
+		// A grandchild inherits stdout and outlives the agent.
+		readLine()
+		cmd := exec.Command("sleep", "60")
+		cmd.Stdout = os.Stdout
+		if err := cmd.Start(); err != nil {
+			return 2
+		}
+		fmt.Fprintf(logf, "GRANDCHILD %d\n", cmd.Process.Pid)
+		fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"num_turns":1}`)
+		return 0
+	case scenario == "crash":
+		readLine()
+		fmt.Fprintln(out, `{"type":"system","subtype":"init","session_id":"s1","claude_code_version":"9.9.9"}`)
+		fmt.Fprintln(os.Stderr, "fatal: the fake agent fell over")
+		return 3
+	case strings.HasPrefix(scenario, "bigline:"):
+		var n int
+		fmt.Sscan(strings.TrimPrefix(scenario, "bigline:"), &n)
+		readLine()
+		w := bufio.NewWriterSize(out, 1<<20)
+		w.WriteString(`{"type":"assistant","message":{"content":[{"type":"text","text":"`)
+		chunk := strings.Repeat("abcdefghij", 1024)
+		for written := 0; written < n; written += len(chunk) {
+			w.WriteString(chunk)
+		}
+		w.WriteString(`"}]}}` + "\n")
+		w.WriteString(`{"type":"result","subtype":"success","is_error":false,"num_turns":1}` + "\n")
+		w.Flush()
+		for {
+			if _, ok := readLine(); !ok {
+				return 0
+			}
+		}
+	}
+	fmt.Fprintln(os.Stderr, "fake agent: unknown scenario", scenario)
+	return 2
+}
