@@ -32,14 +32,14 @@ type Renderer struct {
 	cwd  string
 	init string // the last init header shown
 
-	calls    map[string]call       // tool_use_id -> call
-	pending  map[string]*request   // request_id -> permission or hook request
-	clientRq map[string]string     // request_id -> subtype, of the client's control requests
-	streams  map[string][]*stream  // message key -> text blocks streamed
-	live     map[string]*stream    // message key + index -> block being streamed
-	lastMsg  map[string]string     // parent -> id of the last message_start
-	open     *openLine             // the line left without its newline
-	turnOpen bool                  // events since the last result
+	calls    map[string]call      // tool_use_id -> call
+	pending  map[string]*request  // request_id -> permission or hook request
+	clientRq map[string]string    // request_id -> subtype, of the client's control requests
+	streams  map[string][]*stream // message key -> text blocks streamed
+	live     map[string]*stream   // message key + index -> block being streamed
+	lastMsg  map[string]string    // parent -> id of the last message_start
+	open     *openLine            // the line left without its newline
+	turnOpen bool                 // events since the last result
 }
 
 type call struct {
