@@ -15,12 +15,13 @@ import (
 
 	"github.com/agentjq/agentjq/approve"
 	"github.com/agentjq/agentjq/fixtures"
+	"github.com/agentjq/agentjq/internal/fakeagent"
 	"github.com/agentjq/agentjq/protocol"
 )
 
 func TestMain(m *testing.M) {
-	if sc := os.Getenv("AGENTJQ_FAKE_AGENT"); sc != "" {
-		os.Exit(runFakeAgent(sc))
+	if sc := os.Getenv(fakeagent.Scenario); sc != "" {
+		os.Exit(fakeagent.Main(sc))
 	}
 	os.Exit(m.Run())
 }

@@ -186,3 +186,35 @@ func approvalChain(ios *iostreams.IO, f SpawnFlags, cwd string) (approve.Decider
 	}
 	return approve.Default, nil
 }
+
+// Help is shown after the flags in spawn --help.
+func (c *SpawnCmd) Help() string {
+	return `Stdin: a line holding a JSON object goes to the agent as it is; any other
+non-blank line is a user turn. EOF ends the session once nothing is in
+flight. Stdout: the agent's lines byte for byte, plus agentjq's own events
+({"type":"agentjq","subtype":"decision"|"warning"|"exit",...}).
+
+Signals: the first SIGINT interrupts the turn, a second within 5s closes the
+agent's stdin and terminates its process group, a third kills it. SIGTERM
+runs the same staged shutdown.
+
+` + exitTable(protocol.SpawnExitTable) + `
+Examples:
+  agentjq spawn -p 'Summarise README.md' | agentjq filter --view
+  printf 'fix the failing test\n' | agentjq spawn --policy policy.json --timeout 30m
+  agentjq spawn --idle-timeout 2m -- --add-dir ../lib < turns.txt > session.ndjson`
+}
+
+// exitTable renders an exit status table for help and man pages.
+func exitTable(rows []protocol.ExitRow) string {
+	var b strings.Builder
+	b.WriteString("Exit status:\n")
+	for _, r := range rows {
+		name := string(r.Outcome)
+		if name == "" {
+			name = "-"
+		}
+		fmt.Fprintf(&b, "  %3d  %-12s %s\n", r.Code, name, r.Meaning)
+	}
+	return b.String()
+}

@@ -1,7 +1,20 @@
-package bridge
-
-// A fake agent for the bridge's tests: the test binary re-executes itself
-// with AGENTJQ_FAKE_AGENT set and behaves like an agent CLI scenario.
+// Package fakeagent is a scripted stand-in for an agent CLI, for tests. A
+// test binary calls Main from TestMain when AGENTJQ_FAKE_AGENT is set, and
+// points spawn at itself: os.Args[0] with that variable in the environment.
+//
+// Scenarios:
+//
+//	capture:NAME       play fixtures capture NAME.out, waiting for the answer to each control request
+//	unknown-subtype    send a control request of an unknown subtype
+//	echo-turns         one success result per user turn
+//	interruptible      wait for an interrupt control request, then an aborted result
+//	ignore-everything  read one turn, then hang
+//	grandchild         leave a grandchild holding stdout, then exit
+//	crash              exit 3 with a message on stderr
+//	bigline:N          write an N-byte assistant line and a result
+//
+// AGENTJQ_FAKE_LOG names a file that receives every stdin line ("IN ...").
+package fakeagent
 
 import (
 	"bufio"
@@ -17,8 +30,15 @@ import (
 	"github.com/agentjq/agentjq/fixtures"
 )
 
-func runFakeAgent(scenario string) int {
-	logPath := os.Getenv("AGENTJQ_FAKE_LOG")
+// Scenario is the environment variable that selects the scenario.
+const Scenario = "AGENTJQ_FAKE_AGENT"
+
+// Log is the environment variable naming the log file.
+const Log = "AGENTJQ_FAKE_LOG"
+
+// Main plays scenario on the process's stdio and returns the exit code.
+func Main(scenario string) int {
+	logPath := os.Getenv(Log)
 	var logf io.Writer = io.Discard
 	if logPath != "" {
 		f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)

@@ -1,0 +1,178 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentjq/agentjq/internal/fakeagent"
+	"github.com/agentjq/agentjq/iostreams"
+	"github.com/agentjq/agentjq/protocol"
+)
+
+func TestMain(m *testing.M) {
+	if sc := os.Getenv(fakeagent.Scenario); sc != "" {
+		os.Exit(fakeagent.Main(sc))
+	}
+	os.Exit(m.Run())
+}
+
+// fakeIO is an IO whose agent is this test binary playing scenario.
+func fakeIO(t *testing.T, scenario, stdin string) (*iostreams.IO, *bytes.Buffer, *bytes.Buffer) {
+	ios, in, out, errb := iostreams.Test()
+	in.WriteString(stdin)
+	ios.Environ = append(os.Environ(), fakeagent.Scenario+"="+scenario,
+		fakeagent.Log+"="+filepath.Join(t.TempDir(), "fake.log"), "AGENTJQ_GRACE=500ms")
+	return ios, out, errb
+}
+
+// TestSpawnExitTable drives one session per row of the documented exit
+// status table and checks the status and the exit event agree.
+func TestSpawnExitTable(t *testing.T) {
+	self := os.Args[0]
+	cases := []struct {
+		code     int
+		scenario string
+		args     []string
+	}{
+		{0, "capture:hello", nil},
+		{1, "capture:max-turns", nil},
+		{2, "capture:hello", []string{"--", "--output-format", "json"}},
+		{3, "capture:write-deny", nil},
+		{4, "crash", nil},
+		{124, "ignore-everything", []string{"--timeout", "300ms"}},
+		{125, "ignore-everything", []string{"--idle-timeout", "300ms"}},
+		{127, "capture:hello", []string{"--bin", "no-such-agent-anywhere"}},
+	}
+	covered := map[int]bool{130: true, 141: true} // by TestSpawnSignals and TestSpawnClosedStdout
+	for _, c := range cases {
+		covered[c.code] = true
+		ios, out, errb := fakeIO(t, c.scenario, "go\n")
+		args := append([]string{"spawn", "--bin", self}, c.args...)
+		if c.code == 127 {
+			args = append([]string{"spawn"}, c.args...)
+		}
+		got := Main(args, ios)
+		if got != c.code {
+			t.Errorf("%s %v: exit %d, want %d\nstderr: %s", c.scenario, c.args, got, c.code, errb)
+			continue
+		}
+		if c.code == 2 || c.code == 127 {
+			if !strings.Contains(errb.String(), "agentjq: ") {
+				t.Errorf("exit %d without an error message", c.code)
+			}
+			continue
+		}
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		var ev protocol.Exit
+		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &ev); err != nil || ev.Subtype != "exit" {
+			t.Errorf("%s: last line is not the exit event: %s", c.scenario, lines[len(lines)-1])
+			continue
+		}
+		if ev.Code != c.code || ev.Outcome.ExitCode() != c.code {
+			t.Errorf("%s: exit event %+v, want code %d", c.scenario, ev, c.code)
+		}
+	}
+	for _, row := range protocol.SpawnExitTable {
+		if !covered[row.Code] {
+			t.Errorf("exit status %d (%s) has no test", row.Code, row.Meaning)
+		}
+	}
+}
+
+func TestSpawnHelpShowsExitTable(t *testing.T) {
+	ios, _, out, _ := iostreams.Test()
+	if code := Main([]string{"spawn", "--help"}, ios); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, row := range protocol.SpawnExitTable {
+		if !strings.Contains(out.String(), row.Meaning) {
+			t.Errorf("--help lacks exit status %d", row.Code)
+		}
+	}
+}
+
+// buildAgentjq builds the real binary for tests that signal it.
+func buildAgentjq(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "agentjq")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/agentjq/agentjq")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestSpawnSignals sends real SIGINTs to a running agentjq: the first
+// interrupts the turn (exit 130 once the agent gives the aborted result);
+// with an agent that ignores everything, a second and third escalate.
+func TestSpawnSignals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildAgentjq(t)
+	for _, c := range []struct {
+		scenario string
+		sigints  int
+	}{{"interruptible", 1}, {"ignore-everything", 3}} {
+		cmd := exec.Command(bin, "spawn", "--bin", os.Args[0])
+		cmd.Env = append(os.Environ(), fakeagent.Scenario+"="+c.scenario, "AGENTJQ_GRACE=10s")
+		stdin, _ := cmd.StdinPipe()
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		stdin.Write([]byte("please SLEEP\n"))
+		time.Sleep(500 * time.Millisecond)
+		start := time.Now()
+		for i := 0; i < c.sigints; i++ {
+			cmd.Process.Signal(syscall.SIGINT)
+			time.Sleep(200 * time.Millisecond)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(8 * time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("%s: agentjq still running 8s after %d SIGINTs", c.scenario, c.sigints)
+		}
+		if code := cmd.ProcessState.ExitCode(); code != 130 {
+			t.Errorf("%s: exit %d, want 130; stderr %s", c.scenario, code, errb.String())
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("%s: took %s to stop", c.scenario, d)
+		}
+		if strings.Contains(out.String(), `"outcome":"interrupted"`) == false {
+			t.Errorf("%s: no interrupted exit event: %s", c.scenario, out.String())
+		}
+		stdin.Close()
+	}
+}
+
+// TestSpawnClosedStdout: `agentjq spawn | head -1` ends quietly.
+func TestSpawnClosedStdout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildAgentjq(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	sh := exec.CommandContext(ctx, "bash", "-c", `set -o pipefail; printf 'hi\n' | "$0" spawn --bin "$1" | head -c 10 >/dev/null; echo "status=${PIPESTATUS[1]}"`, bin, os.Args[0])
+	sh.Env = append(os.Environ(), fakeagent.Scenario+"=bigline:8388608", "AGENTJQ_GRACE=1s")
+	out, _ := sh.CombinedOutput()
+	if !strings.Contains(string(out), "status=141") {
+		t.Errorf("want status 141 after head closed stdout, got: %s", out)
+	}
+	if strings.Count(string(out), "\n") > 3 {
+		t.Errorf("error flood: %s", out)
+	}
+}
