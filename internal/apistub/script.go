@@ -76,7 +76,7 @@ type Trigger struct {
 // before any of these.
 var Triggers = []Trigger{
 	{"HELLO", `text "Hello from the scripted model."`, func(*Conversation, []string) Turn { return say("Hello from the scripted model.") }},
-	{"BIGWRITE", `Write <cwd>/big.txt with N MiB of "x" ("BIGWRITE 5"; default 3), then "Big file written."`, bigWrite},
+	{"BIGWRITE", `Write <cwd>/big.txt with N MiB of "x" ("BIGWRITE 5"; default 3, at most 64), then "Big file written."`, bigWrite},
 	{"WRITE", `text "I will write the file." + Write <cwd>/NAME.txt "NAME\n" ("WRITE apple"; default banana), then "The file is written."`, write},
 	{"BASH", `Bash "echo hello-from-bash" (read-only: runs without asking), then "Bash ran."`, bash("toolu_b1", "echo hello-from-bash", "Print a greeting", "Bash ran.")},
 	{"RMRF", `Bash "rm -rf /tmp/definitely-not-here" (asks), then "Tried to remove."`, bash("toolu_r1", "rm -rf /tmp/definitely-not-here", "Remove a folder", "Tried to remove.")},
@@ -351,7 +351,7 @@ func bigWrite(c *Conversation, args []string) Turn {
 	}
 	mib := 3
 	if len(args) > 0 {
-		if n, err := strconv.Atoi(args[0]); err == nil && n > 0 && n <= 512 {
+		if n, err := strconv.Atoi(args[0]); err == nil && n > 0 && n <= 64 {
 			mib = n
 		}
 	}
