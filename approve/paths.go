@@ -1,0 +1,253 @@
+package approve
+
+import (
+	"errors"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// pathPattern is a gitignore-style glob from a Read/Edit/Write rule.
+//
+//	//abs/path   from the filesystem root
+//	~/p          from the home directory
+//	/p, ./p, a/b from the session's cwd (anchored: the pattern has a slash)
+//	name, *.env  at any depth below the session's cwd (no slash)
+//
+// `*` and `?` stay within one path segment, `**` spans segments, [..] is a
+// class. A pattern that matches a directory matches everything below it.
+type pathPattern struct {
+	raw      string
+	bases    []string // absolute anchors (raw and symlink-resolved); nil: the cwd
+	segs     []string
+	floating bool // no slash: matches a segment at any depth below the cwd
+	dirOnly  bool
+}
+
+var errEmptyPath = errors.New("empty path pattern")
+
+func compilePathPattern(spec, home string) (*pathPattern, error) {
+	p := &pathPattern{raw: spec}
+	if spec == "" {
+		return nil, errEmptyPath
+	}
+	if strings.HasSuffix(spec, ":*") {
+		return nil, errors.New(`":*" is only for Bash rules; use a glob such as "dir/**"`)
+	}
+	s := spec
+	switch {
+	case strings.HasPrefix(s, "//"):
+		p.bases = []string{"/"}
+		s = s[2:]
+	case s == "~" || strings.HasPrefix(s, "~/"):
+		if home == "" {
+			return nil, errors.New(`"~/" needs HOME, which is not set`)
+		}
+		p.bases = []string{filepath.Clean(home)}
+		s = strings.TrimPrefix(strings.TrimPrefix(s, "~"), "/")
+	case strings.HasPrefix(s, "/"):
+		s = s[1:] // relative to the session's root, which is its cwd
+	case strings.HasPrefix(s, "./"):
+		s = s[2:]
+	default:
+		if !strings.Contains(strings.TrimSuffix(s, "/"), "/") {
+			p.floating = true
+		}
+	}
+	if strings.HasSuffix(s, "/") {
+		p.dirOnly = true
+		s = strings.TrimRight(s, "/")
+	}
+	for _, seg := range strings.Split(s, "/") {
+		if seg == "" || seg == "." {
+			continue
+		}
+		if seg == ".." {
+			return nil, errors.New(`".." is not allowed in a path pattern`)
+		}
+		if _, err := path.Match(seg, ""); err != nil {
+			return nil, errors.New("bad glob " + seg)
+		}
+		p.segs = append(p.segs, seg)
+	}
+	if len(p.segs) == 0 && p.bases == nil {
+		p.segs = []string{"**"}
+		p.floating = false
+	}
+	if p.bases != nil {
+		if r, err := filepath.EvalSymlinks(p.bases[0]); err == nil && r != p.bases[0] {
+			p.bases = append(p.bases, r)
+		}
+	}
+	return p, nil
+}
+
+// target is one file path a tool call touches, in every reading that
+// matters: as written (cleaned) and resolved through symlinks, each with
+// the cwd it is relative to.
+type target struct {
+	readings []reading
+	unknown  bool // empty, NUL, or dynamic: no allow, every deny
+}
+
+type reading struct {
+	abs string
+	cwd string
+}
+
+// resolveTarget cleans p against cwd and resolves symlinks along it.
+func resolveTarget(p, cwd, home string) target {
+	if p == "" || strings.ContainsRune(p, 0) || cwd == "" && !filepath.IsAbs(p) {
+		return target{unknown: true}
+	}
+	var t target
+	add := func(abs string) {
+		abs = filepath.Clean(abs)
+		t.readings = append(t.readings, reading{abs: abs, cwd: filepath.Clean(cwd)})
+		if r := resolvePath(abs); r != abs {
+			rc := resolvePath(filepath.Clean(cwd))
+			t.readings = append(t.readings, reading{abs: r, cwd: rc})
+		}
+	}
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home == "" {
+			return target{unknown: true}
+		}
+		add(filepath.Join(home, p[1:]))
+		return t
+	}
+	if filepath.IsAbs(p) {
+		add(p)
+	} else {
+		add(filepath.Join(cwd, p))
+	}
+	return t
+}
+
+// resolvePath resolves symlinks in the longest existing prefix of abs (the
+// file itself may not exist yet) and appends the rest.
+func resolvePath(abs string) string {
+	rest := ""
+	cur := abs
+	for range 256 {
+		if r, err := filepath.EvalSymlinks(cur); err == nil {
+			if rest == "" {
+				return r
+			}
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return abs
+		}
+		base := filepath.Base(cur)
+		if rest == "" {
+			rest = base
+		} else {
+			rest = base + string(filepath.Separator) + rest
+		}
+		cur = parent
+	}
+	return abs
+}
+
+// matchReading reports whether the pattern matches one reading of a path.
+func (p *pathPattern) matchReading(r reading) bool {
+	segs := splitPath(r.abs)
+	if p.bases != nil {
+		for _, b := range p.bases {
+			bs := splitPath(b)
+			if hasPrefixSegs(segs, bs) && p.matchRel(segs[len(bs):], r.abs) {
+				return true
+			}
+		}
+		return false
+	}
+	cs := splitPath(r.cwd)
+	if !hasPrefixSegs(segs, cs) {
+		return false // outside the session's directory
+	}
+	return p.matchRel(segs[len(cs):], r.abs)
+}
+
+// matchRel matches the segments below the anchor: the path itself or any
+// directory above it.
+func (p *pathPattern) matchRel(rel []string, abs string) bool {
+	if p.floating {
+		for i, s := range rel {
+			if ok, _ := path.Match(p.segs[0], s); ok {
+				if p.dirOnly && i == len(rel)-1 && !isDir(abs) {
+					continue
+				}
+				return true
+			}
+		}
+		return false
+	}
+	for n := len(rel); n >= 0; n-- {
+		if p.dirOnly && n == len(rel) && !isDir(abs) {
+			continue
+		}
+		if matchSegs(p.segs, rel[:n]) {
+			return true
+		}
+	}
+	return false
+}
+
+func isDir(abs string) bool {
+	fi, err := os.Stat(abs)
+	return err == nil && fi.IsDir()
+}
+
+func splitPath(p string) []string {
+	var out []string
+	for _, s := range strings.Split(p, "/") {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func hasPrefixSegs(s, prefix []string) bool {
+	if len(prefix) > len(s) {
+		return false
+	}
+	for i := range prefix {
+		if s[i] != prefix[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// matchSegs matches glob segments against path segments; "**" matches any
+// number of segments (zero included).
+func matchSegs(pat, segs []string) bool {
+	for len(pat) > 0 {
+		if pat[0] == "**" {
+			for len(pat) > 0 && pat[0] == "**" {
+				pat = pat[1:]
+			}
+			if len(pat) == 0 {
+				return true
+			}
+			for i := 0; i <= len(segs); i++ {
+				if matchSegs(pat, segs[i:]) {
+					return true
+				}
+			}
+			return false
+		}
+		if len(segs) == 0 {
+			return false
+		}
+		if ok, _ := path.Match(pat[0], segs[0]); !ok {
+			return false
+		}
+		pat, segs = pat[1:], segs[1:]
+	}
+	return len(segs) == 0
+}

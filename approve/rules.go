@@ -1,0 +1,534 @@
+package approve
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentjq/agentjq/protocol"
+)
+
+// RuleSet is every rules file of a session, merged: deny beats ask beats
+// allow across all files, whatever their order.
+type RuleSet struct {
+	files            []*RulesFile
+	deny, ask, allow []*rule
+	bareBashAllow    *rule
+	defaultBehavior  string
+	defaultFile      *RulesFile
+	answers          []answer
+	home             string
+}
+
+// NewRuleSet merges rules files. Unmatched requests take "deny" unless
+// every file says "default": "ask".
+func NewRuleSet(files []*RulesFile, home string) *RuleSet {
+	rs := &RuleSet{files: files, home: home, defaultBehavior: protocol.Ask}
+	for _, f := range files {
+		for _, r := range f.rules {
+			switch r.behavior {
+			case protocol.Deny:
+				rs.deny = append(rs.deny, r)
+			case protocol.Ask:
+				rs.ask = append(rs.ask, r)
+			default:
+				rs.allow = append(rs.allow, r)
+				if r.tool == "Bash" && !r.hasSpec && rs.bareBashAllow == nil {
+					rs.bareBashAllow = r
+				}
+			}
+		}
+		if f.Default != protocol.Ask && rs.defaultBehavior == protocol.Ask {
+			rs.defaultBehavior = protocol.Deny
+			rs.defaultFile = f
+		}
+		rs.answers = append(rs.answers, f.answers...)
+	}
+	if len(files) == 0 {
+		rs.defaultBehavior = ""
+	}
+	return rs
+}
+
+// toolInput holds the input fields rules look at.
+type toolInput struct {
+	Command      string     `json:"command"`
+	FilePath     string     `json:"file_path"`
+	NotebookPath string     `json:"notebook_path"`
+	Path         string     `json:"path"`
+	URL          string     `json:"url"`
+	Questions    []question `json:"questions"`
+}
+
+type question struct {
+	Question    string `json:"question"`
+	Header      string `json:"header"`
+	MultiSelect bool   `json:"multiSelect"`
+	Options     []struct {
+		Label       string `json:"label"`
+		Description string `json:"description"`
+	} `json:"options"`
+}
+
+// unit is one thing a request does that rules judge: the whole call for
+// most tools, each part of a Bash command.
+type unit struct {
+	tool string
+	text string // for messages
+
+	bash        []shForm
+	bashUnknown bool
+
+	target *target
+
+	host string // WebFetch; "" when unreadable
+
+	mcpServer, mcpTool string
+	mcpOK              bool
+
+	specValue string
+	specKnown bool
+
+	bashWrite bool // an output redirection inside a Bash command
+	bareBash  bool // the Bash call as a whole: only bare Bash rules
+}
+
+// matches reports whether r matches u. conservative mode (deny, ask) takes
+// every doubt as a match; strict mode (allow) takes none.
+func (r *rule) matches(u *unit, mode matchMode) bool {
+	if r.mcpServer != "" {
+		if !strings.HasPrefix(u.tool, "mcp__") {
+			return false
+		}
+		if !u.mcpOK {
+			return mode == conservative && strings.HasPrefix(u.tool, "mcp__"+r.mcpServer)
+		}
+		return r.matchMCP(u.mcpServer, u.mcpTool, mode == strict)
+	}
+	if !r.coversTool(u.tool) {
+		return false
+	}
+	if u.bareBash {
+		return !r.hasSpec
+	}
+	if !r.hasSpec {
+		return true
+	}
+	switch {
+	case r.bash != nil:
+		if u.bashUnknown {
+			return mode == conservative
+		}
+		if mode == conservative {
+			for _, f := range u.bash {
+				if r.bash.match(f.words, conservative) {
+					return true
+				}
+			}
+			return false
+		}
+		return false // strict Bash matching needs every rule: see allowBash
+	case r.path != nil:
+		if u.target == nil || u.target.unknown {
+			return mode == conservative
+		}
+		for _, rd := range u.target.readings {
+			m := r.path.matchReading(rd)
+			if mode == conservative && m {
+				return true
+			}
+			if mode == strict && !m {
+				return false
+			}
+		}
+		return mode == strict
+	case r.domain != "":
+		if u.host == "" {
+			return mode == conservative
+		}
+		return matchDomain(r.domain, u.host)
+	case u.specKnown:
+		return r.spec == u.specValue
+	}
+	return mode == conservative
+}
+
+// allowBash reports the allow rules that allow a Bash command part: the
+// innermost command must be allowed, and so must every guarded form (sudo,
+// an unsafe variable) around it.
+func (rs *RuleSet) allowBash(u *unit) *rule {
+	if u.bashUnknown || len(u.bash) == 0 {
+		return nil
+	}
+	find := func(f shForm) *rule {
+		for _, r := range rs.allow {
+			if r.bash != nil && r.bash.match(f.words, strict) {
+				return r
+			}
+		}
+		return nil
+	}
+	inner := find(u.bash[len(u.bash)-1])
+	if inner == nil {
+		return nil
+	}
+	for _, f := range u.bash[:len(u.bash)-1] {
+		if f.guarded && find(f) == nil {
+			return nil
+		}
+	}
+	return inner
+}
+
+// units reads the request into the units rules judge.
+func (rs *RuleSet) units(req *Request) ([]*unit, toolInput) {
+	var in toolInput
+	bad := json.Unmarshal(req.Input, &in) != nil
+	tool := req.ToolName
+	u := &unit{tool: tool, text: tool}
+	switch {
+	case tool == "Bash":
+		if bad {
+			return []*unit{{tool: "Bash", bashUnknown: true, text: "Bash (unreadable input)"}}, in
+		}
+		return bashUnits(in.Command, req.Cwd, rs.home), in
+	case editTools[tool] || readTools[tool]:
+		p := in.FilePath
+		if p == "" {
+			p = in.NotebookPath
+		}
+		if p == "" && (tool == "Glob" || tool == "Grep" || tool == "LS") && !bad {
+			p = req.Cwd
+			if in.Path != "" {
+				p = in.Path
+			}
+		}
+		t := resolveTarget(p, req.Cwd, rs.home)
+		if bad {
+			t = target{unknown: true}
+		}
+		u.target = &t
+		u.text = tool + " " + p
+	case tool == "WebFetch":
+		u.host = urlHost(in.URL)
+		u.text = "WebFetch " + in.URL
+	case strings.HasPrefix(tool, "mcp__"):
+		var srv struct {
+			Name string `json:"name"`
+		}
+		if len(req.MCPServer) > 0 {
+			_ = json.Unmarshal(req.MCPServer, &srv)
+		}
+		u.mcpServer, u.mcpTool, u.mcpOK = splitMCP(tool, srv.Name)
+	default:
+		if field, ok := specFields[tool]; ok && !bad {
+			var m map[string]any
+			_ = json.Unmarshal(req.Input, &m)
+			if s, ok := m[field].(string); ok {
+				u.specValue, u.specKnown = s, true
+			}
+		}
+	}
+	return []*unit{u}, in
+}
+
+func bashUnits(cmd, cwd, home string) []*unit {
+	units := []*unit{{tool: "Bash", bareBash: true, text: cmd}}
+	parts, err := splitBash(cmd)
+	if err != nil {
+		return append(units, &unit{tool: "Bash", bashUnknown: true, text: cmd + " (does not parse: " + err.Error() + ")"})
+	}
+	if len(parts) == 0 {
+		return append(units, &unit{tool: "Bash", bashUnknown: true, text: cmd + " (runs no command)"})
+	}
+	for _, p := range parts {
+		switch {
+		case p.write:
+			t := target{unknown: true}
+			if !p.writePath.uncertain() {
+				t = resolveTarget(p.writePath.text, cwd, home)
+			}
+			units = append(units, &unit{tool: "Write", bashWrite: true, target: &t, text: p.src})
+		case p.unknown:
+			units = append(units, &unit{tool: "Bash", bashUnknown: true, text: p.src})
+		default:
+			units = append(units, &unit{tool: "Bash", bash: p.forms, text: p.src})
+		}
+	}
+	return units
+}
+
+// ruleOutcome is what the rules say about a request.
+type ruleOutcome struct {
+	behavior string // allow, deny, ask, or "" (no rule matched)
+	rule     *rule
+	unit     string // the part that decided, for messages
+	suggest  string // for unmatched: a rule that would allow the part
+}
+
+// evaluate judges a non-question request.
+func (rs *RuleSet) evaluate(req *Request) ruleOutcome {
+	units, _ := rs.units(req)
+	for _, list := range [][]*rule{rs.deny, rs.ask} {
+		for _, u := range units {
+			for _, r := range list {
+				if r.matches(u, conservative) {
+					return ruleOutcome{behavior: r.behavior, rule: r, unit: u.text}
+				}
+			}
+		}
+	}
+	var first *rule
+	for _, u := range units {
+		if u.bareBash {
+			continue
+		}
+		var ok *rule
+		if req.ToolName == "Bash" && rs.bareBashAllow != nil {
+			ok = rs.bareBashAllow
+		} else if u.bash != nil {
+			ok = rs.allowBash(u)
+		} else {
+			for _, r := range rs.allow {
+				if r.matches(u, strict) {
+					ok = r
+					break
+				}
+			}
+		}
+		if ok == nil {
+			return ruleOutcome{unit: u.text, suggest: suggest(u, req.Cwd)}
+		}
+		if first == nil {
+			first = ok
+		}
+	}
+	if first == nil {
+		return ruleOutcome{}
+	}
+	return ruleOutcome{behavior: protocol.Allow, rule: first, unit: req.ToolName}
+}
+
+// suggest names a rule that would allow u.
+func suggest(u *unit, cwd string) string {
+	switch {
+	case u.bashUnknown:
+		return "Bash"
+	case u.bash != nil:
+		inner := u.bash[len(u.bash)-1].words
+		var ws []string
+		for i, w := range inner {
+			if w.uncertain() {
+				if i == 0 {
+					return "Bash"
+				}
+				return "Bash(" + strings.Join(ws, " ") + ":*)"
+			}
+			ws = append(ws, quoteRuleWord(w.text))
+		}
+		return "Bash(" + strings.Join(ws, " ") + ")"
+	case u.target != nil:
+		tool := u.tool
+		if editTools[tool] {
+			tool = "Edit"
+		} else if readTools[tool] {
+			tool = "Read"
+		}
+		if u.target.unknown || len(u.target.readings) == 0 {
+			return tool
+		}
+		abs := u.target.readings[0].abs
+		if rel, err := filepath.Rel(filepath.Clean(cwd), abs); err == nil && cwd != "" && !strings.HasPrefix(rel, "..") {
+			return tool + "(" + rel + ")"
+		}
+		return tool + "(/" + abs + ")"
+	case u.tool == "WebFetch" && u.host != "":
+		return "WebFetch(domain:" + u.host + ")"
+	case u.specKnown:
+		return u.tool + "(" + u.specValue + ")"
+	}
+	return u.tool
+}
+
+func quoteRuleWord(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\*") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
+}
+
+// Decide answers from the rules alone: Behavior "" when no rule matched and
+// the default is "ask" (or there are no rules files).
+func (rs *RuleSet) Decide(_ context.Context, req *Request) (Verdict, error) {
+	return rs.decide(req), nil
+}
+
+func (rs *RuleSet) decide(req *Request) Verdict {
+	if req.IsQuestion() {
+		return rs.decideQuestion(req)
+	}
+	o := rs.evaluate(req)
+	switch o.behavior {
+	case protocol.Deny:
+		msg := o.rule.file.Message
+		if msg == "" {
+			msg = fmt.Sprintf("agentjq: denied by policy rule %s (%s) for `%s`.", o.rule.text, o.rule.pos, clip(o.unit, 200))
+		}
+		return Verdict{Behavior: protocol.Deny, Message: msg, Source: protocol.ByRules, Rule: o.rule.where()}
+	case protocol.Ask:
+		return Verdict{Behavior: protocol.Ask, Source: protocol.ByRules, Rule: o.rule.where(),
+			Message: fmt.Sprintf("agentjq: rule %s (%s) requires approval for `%s`.", o.rule.text, o.rule.pos, clip(o.unit, 200))}
+	case protocol.Allow:
+		return Verdict{Behavior: protocol.Allow, UpdatedInput: req.Input, Source: protocol.ByRules, Rule: o.rule.where()}
+	}
+	return rs.unmatched(req, o)
+}
+
+func (rs *RuleSet) unmatched(req *Request, o ruleOutcome) Verdict {
+	if rs.defaultBehavior != protocol.Deny {
+		return Verdict{Behavior: "", Message: rs.wouldAllow(o)}
+	}
+	f := rs.defaultFile
+	msg := f.Message
+	if msg == "" {
+		msg = rs.wouldAllow(o)
+	}
+	return Verdict{Behavior: protocol.Deny, Message: msg, Source: protocol.ByRules, Rule: f.Name + " default"}
+}
+
+func (rs *RuleSet) wouldAllow(o ruleOutcome) string {
+	what := clip(o.unit, 200)
+	if o.suggest == "" {
+		return fmt.Sprintf("agentjq: no policy rule allowed `%s`, so it was denied.", what)
+	}
+	return fmt.Sprintf("agentjq: no policy rule allowed `%s`, so it was denied (the rule %q in an allow list would allow it).", what, o.suggest)
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// decideQuestion answers AskUserQuestion from the files' answers. Allow
+// rules never answer a question: an allow without answers would be an
+// empty answer.
+func (rs *RuleSet) decideQuestion(req *Request) Verdict {
+	u := &unit{tool: req.ToolName, text: req.ToolName}
+	for _, list := range [][]*rule{rs.deny, rs.ask} {
+		for _, r := range list {
+			if r.matches(u, conservative) {
+				if r.behavior == protocol.Deny {
+					return Verdict{Behavior: protocol.Deny, Message: NoOneToAnswer, Source: protocol.ByRules, Rule: r.where()}
+				}
+				return Verdict{Behavior: protocol.Ask, Source: protocol.ByRules, Rule: r.where()}
+			}
+		}
+	}
+	if len(rs.answers) > 0 {
+		if updated, where, ok := answerQuestions(req.Input, rs.answers); ok {
+			return Verdict{Behavior: protocol.Allow, UpdatedInput: updated, Source: protocol.ByRules, Rule: where}
+		}
+	}
+	if rs.defaultBehavior == protocol.Deny {
+		return Verdict{Behavior: protocol.Deny, Message: NoOneToAnswer, Source: protocol.ByRules, Rule: rs.defaultFile.Name + " default"}
+	}
+	return Verdict{}
+}
+
+// answerQuestions fills "answers" from scripted answers; ok is false unless
+// every question gets a non-empty answer naming real options.
+func answerQuestions(input json.RawMessage, answers []answer) (json.RawMessage, string, bool) {
+	var in toolInput
+	if json.Unmarshal(input, &in) != nil || len(in.Questions) == 0 {
+		return nil, "", false
+	}
+	out := map[string]string{}
+	var where []string
+	for _, q := range in.Questions {
+		var a *answer
+		for _, key := range []string{q.Question, q.Header, "*"} {
+			for i := range answers {
+				if key != "" && answers[i].key == key {
+					a = &answers[i]
+					break
+				}
+			}
+			if a != nil {
+				break
+			}
+		}
+		if a == nil {
+			return nil, "", false
+		}
+		labels, ok := pickLabels(q, a.labels)
+		if !ok {
+			return nil, "", false
+		}
+		out[q.Question] = strings.Join(labels, ", ")
+		where = append(where, a.pos)
+	}
+	updated, err := withAnswers(input, out)
+	if err != nil {
+		return nil, "", false
+	}
+	return updated, "answers " + strings.Join(where, ", "), true
+}
+
+func pickLabels(q question, want []string) ([]string, bool) {
+	if len(q.Options) == 0 {
+		return nil, false
+	}
+	var got []string
+	for _, w := range want {
+		if w == "@first" {
+			got = append(got, q.Options[0].Label)
+			continue
+		}
+		found := ""
+		for _, o := range q.Options {
+			if o.Label == w {
+				found = o.Label
+				break
+			}
+		}
+		if found == "" {
+			for _, o := range q.Options {
+				if strings.EqualFold(o.Label, w) {
+					found = o.Label
+					break
+				}
+			}
+		}
+		if found == "" {
+			return nil, false
+		}
+		got = append(got, found)
+	}
+	if len(got) == 0 || (!q.MultiSelect && len(got) > 1) {
+		return nil, false
+	}
+	for _, g := range got {
+		if strings.TrimSpace(g) == "" {
+			return nil, false
+		}
+	}
+	return got, true
+}
+
+// withAnswers returns the input with "answers" set, every other field kept.
+func withAnswers(input json.RawMessage, answers map[string]string) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(input, &m); err != nil {
+		return nil, err
+	}
+	a, err := json.Marshal(answers)
+	if err != nil {
+		return nil, err
+	}
+	m["answers"] = a
+	return json.Marshal(m)
+}
