@@ -44,6 +44,8 @@ type SpawnFlags struct {
 	Policy         []string `type:"path" placeholder:"FILE" help:"Approval policy files: rules (.json) or jq programs (.jq); repeatable."`
 	Approver       string   `placeholder:"CMD" help:"An approver command: a co-process that answers permission requests."`
 	ApproverFormat string   `enum:"control,hook" default:"control" help:"How the approver speaks: control (a control_response per request) or hook (a PreToolUse hook, one process per request)."`
+
+	HostFlags
 }
 
 // SpawnCmd is the spawn subcommand.
@@ -134,6 +136,9 @@ func sessionOptions(ios *iostreams.IO, f SpawnFlags, agentArgs []string) (bridge
 	}
 	if f.Prompt != "" {
 		opts.Prompt, opts.HasPrompt, opts.Stdin = f.Prompt, true, nil
+	}
+	if err := applyHostFlags(ios, f.HostFlags, &opts); err != nil {
+		return bridge.Options{}, err
 	}
 	if g := ios.Getenv("AGENTJQ_GRACE"); g != "" {
 		if d, err := time.ParseDuration(g); err == nil {
