@@ -129,7 +129,7 @@ func (r *Renderer) budget(depth int, used ...string) int {
 
 // text writes assistant or user text, each line indented by two spaces.
 func (r *Renderer) text(depth int, s string, style func(a ...any) string) {
-	s = strings.Trim(s, "\n")
+	s = strings.Trim(clean(s), "\n")
 	if s == "" {
 		return
 	}
@@ -198,8 +198,7 @@ func (r *Renderer) entry(e recording.Entry) {
 // in renders what the client wrote to the agent.
 func (r *Renderer) in(line []byte) {
 	var ev envelope
-	if err := decode(line, &ev); err != nil {
-		r.badLine("not JSON", line)
+	if !r.object(line, &ev) {
 		return
 	}
 	switch ev.Type {
@@ -324,6 +323,25 @@ type envelope struct {
 	} `json:"usage"`
 }
 
+// object decodes a line that must be a JSON object, and shows a warning
+// line when it is not.
+func (r *Renderer) object(line []byte, ev *envelope) bool {
+	trimmed := bytes.TrimSpace(line)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		why := "not JSON"
+		if json.Valid(trimmed) {
+			why = "not an object"
+		}
+		r.badLine(why, line)
+		return false
+	}
+	if err := decode(line, ev); err != nil {
+		r.badLine("not JSON", line)
+		return false
+	}
+	return true
+}
+
 // decode reads line into v. A field of an unexpected type is not fatal:
 // new CLI versions change shapes, and the view shows what it can.
 func decode(line []byte, v any) error {
@@ -374,8 +392,7 @@ func (r *Renderer) depth(parent string) int {
 
 func (r *Renderer) out(line []byte) {
 	var ev envelope
-	if err := decode(line, &ev); err != nil {
-		r.badLine("not JSON", line)
+	if !r.object(line, &ev) {
 		return
 	}
 	switch ev.Type {
@@ -545,7 +562,8 @@ func (r *Renderer) finalText(key string, d int, text string) {
 			continue
 		}
 		s.done = true
-		streamed := s.text.String()
+		streamed := strings.TrimLeft(s.text.String(), "\n")
+		text := strings.TrimLeft(text, "\n")
 		if !strings.HasPrefix(text, streamed) {
 			break // the stream and the message disagree: show the message
 		}
@@ -629,6 +647,7 @@ func (r *Renderer) delta(s *stream, t string) {
 		return
 	}
 	s.text.WriteString(t)
+	t = clean(t)
 	if r.open == nil || r.open.stream != s {
 		r.closeOpen()
 		r.buf.WriteString(r.prefix(s.depth))
@@ -702,7 +721,7 @@ func userText(raw json.RawMessage) string {
 
 // prompt shows a user turn; notes the CLI injects are dimmed.
 func (r *Renderer) prompt(d int, s string, quiet bool) {
-	s = strings.Trim(s, "\n")
+	s = strings.Trim(clean(s), "\n")
 	if s == "" {
 		return
 	}

@@ -61,7 +61,7 @@ func fit(s string, n int) string {
 // oneLine makes s printable on one line: tabs become two spaces and other
 // control characters a space, so that a result never moves the cursor.
 func oneLine(s string) string {
-	if !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+	if !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }) {
 		return s
 	}
 	var b strings.Builder
@@ -69,13 +69,31 @@ func oneLine(s string) string {
 		switch {
 		case r == '\t':
 			b.WriteString("  ")
-		case r < 0x20 || r == 0x7f:
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
 			b.WriteByte(' ')
 		default:
 			b.WriteRune(r)
 		}
 	}
 	return b.String()
+}
+
+// clean removes control characters but newlines and tabs from text the
+// agent wrote, so that model output cannot drive the person's terminal.
+func clean(s string) string {
+	if !strings.ContainsFunc(s, isControl) {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if isControl(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+func isControl(r rune) bool {
+	return (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f || (r >= 0x80 && r < 0xa0)
 }
 
 // firstLine returns the first non-empty line of s and whether s holds more.
