@@ -1,0 +1,153 @@
+package filter
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/itchyny/gojq"
+
+	"github.com/agentjq/agentjq/filter/agentlib"
+)
+
+// agentlibQuery parses agentlib's definitions once.
+var agentlibQuery = sync.OnceValues(func() (*gojq.Query, error) {
+	if strings.TrimSpace(agentlib.Source) == "" {
+		return nil, nil
+	}
+	q, err := gojq.Parse(agentlib.Source)
+	if err != nil {
+		return nil, fmt.Errorf("agentlib does not parse: %w", err)
+	}
+	return q, nil
+})
+
+// moduleLoader serves import/include from -L directories and includes
+// agentlib in every program (gojq includes init modules like ~/.jq).
+// `import "agentlib" as a;` also works.
+type moduleLoader struct {
+	dirs gojq.ModuleLoader
+}
+
+func (l *moduleLoader) LoadInitModules() ([]*gojq.Query, error) {
+	q, err := agentlibQuery()
+	if err != nil || q == nil {
+		return nil, err
+	}
+	return []*gojq.Query{q}, nil
+}
+
+func (l *moduleLoader) LoadModule(name string) (*gojq.Query, error) {
+	if name == "agentlib" {
+		if q, err := agentlibQuery(); err != nil || q != nil {
+			return q, err
+		}
+	}
+	if m, ok := l.dirs.(interface {
+		LoadModule(string) (*gojq.Query, error)
+	}); ok {
+		return m.LoadModule(name)
+	}
+	return nil, fmt.Errorf("module not found: %q", name)
+}
+
+func (l *moduleLoader) LoadJSON(name string) (any, error) {
+	if m, ok := l.dirs.(interface{ LoadJSON(string) (any, error) }); ok {
+		return m.LoadJSON(name)
+	}
+	return nil, fmt.Errorf("module not found: %q", name)
+}
+
+// program is a compiled filter with what the engine learnt about it.
+type program struct {
+	query  *gojq.Query
+	code   *gojq.Code
+	values []any // variable values, in the order of the compiled names
+
+	// sequential: the program reads the stream itself (input, inputs),
+	// writes to stderr (debug, stderr) or asks which file it is in: its
+	// inputs are run one by one, in order, on one goroutine.
+	sequential bool
+	// identity: the program is `.`; each value is copied, not run.
+	identity bool
+	// plan is the fast path chosen for the program (fastpath.go).
+	plan *plan
+}
+
+// hooks are the functions whose behaviour depends on the running engine.
+type hooks struct {
+	inputIter gojq.Iter
+	debug     func(v any) // debug and stderr
+	stderr    func(v any)
+	filename  func() any
+}
+
+// sequentialNames are the builtins that tie a program to the order of
+// the stream or to stderr.
+var sequentialNames = []string{"input", "inputs", "debug", "stderr", "input_filename", "input_line_number", "$__loc__"}
+
+func compileProgram(o *Options, src string, named []string, values []any, h hooks) (*program, error) {
+	q, err := gojq.Parse(src)
+	if err != nil {
+		return nil, compileError(src, o.ProgramFile, err)
+	}
+	vars := make([]string, 0, len(named)+2)
+	for _, n := range named {
+		vars = append(vars, "$"+n)
+	}
+	vars = append(vars, "$ARGS", "$__prog_name")
+	code, err := gojq.Compile(q,
+		gojq.WithModuleLoader(&moduleLoader{dirs: gojq.NewModuleLoader(o.LibDirs)}),
+		gojq.WithEnvironLoader(func() []string { return o.Environ }),
+		gojq.WithVariables(vars),
+		gojq.WithInputIter(h.inputIter),
+		gojq.WithFunction("debug", 0, 0, func(v any, _ []any) any { h.debug(v); return v }),
+		gojq.WithFunction("stderr", 0, 0, func(v any, _ []any) any { h.stderr(v); return v }),
+		gojq.WithFunction("input_filename", 0, 0, func(any, []any) any { return h.filename() }),
+	)
+	if err != nil {
+		return nil, compileError(src, o.ProgramFile, err)
+	}
+	p := &program{query: q, code: code, values: values}
+	p.sequential = usesAny(q, sequentialClosure())
+	p.identity = isIdentity(q)
+	return p, nil
+}
+
+// sequentialClosure adds to sequentialNames the agentlib definitions that
+// call them, directly or not.
+var sequentialClosure = sync.OnceValue(func() map[string]bool {
+	names := map[string]bool{}
+	for _, n := range sequentialNames {
+		names[n] = true
+	}
+	q, _ := agentlibQuery()
+	if q == nil {
+		return names
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, fd := range q.FuncDefs {
+			if !names[fd.Name] && usesAny(fd.Body, names) {
+				names[fd.Name] = true
+				changed = true
+			}
+		}
+	}
+	return names
+})
+
+func isIdentity(q *gojq.Query) bool {
+	return q.Op == 0 && len(q.FuncDefs) == 0 && len(q.Imports) == 0 && q.Term != nil &&
+		q.Term.Type == gojq.TermTypeIdentity && len(q.Term.SuffixList) == 0
+}
+
+// haltOf reports whether err is halt/halt_error and its exit code.
+func haltOf(err error) (*gojq.HaltError, bool) {
+	var h *gojq.HaltError
+	if errors.As(err, &h) {
+		return h, true
+	}
+	return nil, false
+}

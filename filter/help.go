@@ -1,0 +1,64 @@
+package filter
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/agentjq/agentjq/filter/agentlib"
+)
+
+// Synopsis is the usage line of `agentjq filter`.
+const Synopsis = "agentjq filter [FLAGS] [PROGRAM] [FILE...]"
+
+// Description says what filter does, for --help and the man page.
+const Description = `Run a jq program (gojq) over an NDJSON agent event stream: the output of
+spawn, replay or a saved session. Each line is one JSON value; a bad line is
+reported as "agentjq: FILE:LINE: message" and skipped. Output is one compact
+line per value and is flushed after each input on a pipe. Objects and arrays
+a program passes through unchanged (., select(...)) keep their original
+bytes: key order, number spelling, escapes. A recording (agentjq record) is
+read as the stream spawn showed. The agentlib definitions below are part of
+every program. Without PROGRAM, the program is ".".`
+
+// Examples are shown by --help and the man page.
+var Examples = []struct{ Command, Explanation string }{
+	{`agentjq spawn "fix the tests" | agentjq filter -r 'assistant_text'`,
+		"follow what the agent says, live"},
+	{`agentjq filter -c 'tool_calls | {name, key: key_input}' session.ndjson`,
+		"list the tools a session called"},
+	{`agentjq filter 'select(.type == "result") | {cost: .total_cost_usd, turns: .num_turns}' run.rec`,
+		"cost and turns of each turn of a recording"},
+}
+
+// WriteHelp writes filter's --help.
+func WriteHelp(w io.Writer) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Usage: %s\n\n%s\n\nFlags:\n", Synopsis, Description)
+	for _, f := range Flags {
+		names := "    "
+		if f.Short != "" {
+			names = "-" + f.Short + ", "
+		}
+		names += "--" + f.Long
+		if f.Args != "" {
+			names += " " + f.Args
+		}
+		fmt.Fprintf(&b, "  %-26s %s\n", names, f.Help)
+	}
+	if len(agentlib.Docs) > 0 {
+		b.WriteString("\nAgent definitions (agentlib, in every program):\n")
+		for _, d := range agentlib.Docs {
+			fmt.Fprintf(&b, "  %-22s %s\n", d.Name, d.Summary)
+		}
+	}
+	b.WriteString("\nExamples:\n")
+	for _, ex := range Examples {
+		fmt.Fprintf(&b, "  # %s\n  %s\n\n", ex.Explanation, ex.Command)
+	}
+	b.WriteString("Exit status:\n")
+	for _, r := range ExitTable {
+		fmt.Fprintf(&b, "  %d  %s\n", r.Code, r.Meaning)
+	}
+	io.WriteString(w, b.String())
+}

@@ -1,0 +1,137 @@
+package filter
+
+import "sync"
+
+// The stream mode: one goroutine reads lines into batches, workers decode
+// and run batches in parallel, and Run's goroutine writes the results in
+// input order. A batch closes as soon as the reader would wait for more
+// input, so a live stream is not held back; the number of batches in
+// flight is bounded, so memory does not grow with the stream.
+
+const (
+	batchLines = 1024
+	batchBytes = 1 << 20
+)
+
+type batch struct {
+	data  []byte
+	spans []lineSpan
+	result
+	done chan struct{}
+}
+
+// lineSpan is a line whose text is data[start:end].
+type lineSpan struct {
+	line
+	start, end int
+}
+
+var batchPool = sync.Pool{New: func() any { return new(batch) }}
+
+func (e *engine) stream() {
+	n := e.o.workers()
+	ordered := make(chan *batch, 2*n)
+	jobs := make(chan *batch, 2*n)
+	stop := make(chan struct{})
+	lr := e.lr
+	e.lr = nil // the reader goroutine owns it now
+
+	go func() {
+		defer close(jobs)
+		defer close(ordered)
+		defer lr.close()
+		b := newBatch()
+		send := func() bool {
+			select {
+			case ordered <- b:
+			case <-stop:
+				return false
+			}
+			select {
+			case jobs <- b:
+			case <-stop:
+				return false
+			}
+			b = newBatch()
+			return true
+		}
+		for {
+			l, ok := lr.read()
+			if !ok {
+				if len(b.spans) > 0 {
+					send()
+				}
+				return
+			}
+			start := len(b.data)
+			b.data = append(b.data, l.text...)
+			l.text = nil
+			b.spans = append(b.spans, lineSpan{line: l, start: start, end: len(b.data)})
+			if len(b.spans) >= batchLines || len(b.data) >= batchBytes || lr.br.Buffered() == 0 {
+				if !send() {
+					return
+				}
+			}
+		}
+	}()
+
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := e.newWorker()
+			for {
+				var b *batch
+				select {
+				case b = <-jobs:
+				case <-stop:
+					return
+				}
+				if b == nil {
+					return
+				}
+				w.result, b.result = b.result, w.result
+				for i := range b.spans {
+					s := &b.spans[i]
+					s.text = b.data[s.start:s.end]
+					w.line(s.line)
+					if w.halt != nil {
+						break
+					}
+				}
+				w.result, b.result = b.result, w.result
+				close(b.done)
+			}
+		}()
+	}
+
+	for b := range ordered {
+		<-b.done
+		e.flushResult(&b.result)
+		e.flushLive()
+		batchPool.Put(b)
+		if e.halt != nil || e.writeErr != nil {
+			close(stop)
+			// Drain so the workers finish their batches and exit; the
+			// reader may be blocked on input and is left to the process.
+			go func() {
+				for range ordered {
+				}
+			}()
+			wg.Wait()
+			return
+		}
+	}
+	wg.Wait()
+}
+
+func newBatch() *batch {
+	b := batchPool.Get().(*batch)
+	b.data = b.data[:0]
+	b.spans = b.spans[:0]
+	b.out = b.out[:0]
+	b.marks = b.marks[:0]
+	b.done = make(chan struct{})
+	return b
+}
