@@ -18,7 +18,7 @@ import (
 // CLI is the grammar of agentjq.
 type CLI struct {
 	Spawn      SpawnCmd      `cmd:"" help:"Run an agent CLI headless: turns in, events out, every control request answered."`
-	Filter     FilterCmd     `cmd:"" help:"Run a jq program over an agent event stream, or show it to a person (--view)."`
+	Filter     FilterCmd     `cmd:"" passthrough:"" help:"Run a jq program over an agent event stream, or show it to a person (--view)."`
 	Approve    ApproveCmd    `cmd:"" help:"Answer permission requests from policy files; test policies against recordings."`
 	Record     RecordCmd     `cmd:"" help:"Run a session like spawn and record both directions to a file."`
 	Replay     ReplayCmd     `cmd:"" help:"Replay a recording to stdout, or stand in for the agent."`
