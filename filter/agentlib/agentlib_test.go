@@ -105,3 +105,34 @@ func compileOnly(src string) (*gojq.Code, error) {
 	}
 	return gojq.Compile(q)
 }
+
+type initLoader struct{ q *gojq.Query }
+
+func (l initLoader) LoadInitModules() ([]*gojq.Query, error) { return []*gojq.Query{l.q}, nil }
+
+func (l initLoader) LoadModule(name string) (*gojq.Query, error) { return l.q, nil }
+
+// The engine may load Source as an init module (like ~/.jq) or as a module
+// to import instead of prepending it.
+func TestSourceAsModule(t *testing.T) {
+	lib, err := gojq.Parse(Source)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := events(t, "write-allow")
+	for _, prog := range []string{`tool_calls | key_input`, `import "agentlib" as a; a::tool_calls | a::key_input`} {
+		q, err := gojq.Parse(prog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, err := gojq.Compile(q, gojq.WithModuleLoader(initLoader{lib}))
+		if err != nil {
+			t.Fatalf("%s: %v", prog, err)
+		}
+		var got []any
+		for _, v := range ev {
+			got = append(got, collect(t, code, v)...)
+		}
+		want(t, got, `["/home/user/project/banana.txt"]`)
+	}
+}
