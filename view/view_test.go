@@ -3,6 +3,7 @@ package view
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -84,5 +85,22 @@ func TestColor(t *testing.T) {
 	// Colour changes nothing but the escape codes.
 	if got := escape.ReplaceAllString(colored, ""); got != plain {
 		t.Errorf("without escapes the coloured view differs:\n%s\nvs\n%s", got, plain)
+	}
+}
+
+func BenchmarkRenderCaptures(b *testing.B) {
+	var all []byte
+	for _, name := range fixtures.Scenarios() {
+		in, err := fixtures.Capture(name, "out")
+		if err != nil {
+			b.Fatal(err)
+		}
+		all = append(all, in...)
+	}
+	b.SetBytes(int64(len(all)))
+	for b.Loop() {
+		if err := Render(context.Background(), bytes.NewReader(all), io.Discard, Options{}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
