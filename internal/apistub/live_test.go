@@ -72,9 +72,30 @@ type run struct {
 // answer, closes stdin after the first result and reads stdout to its end.
 func drive(t *testing.T, prompt string, answer canUseTool, extraArgs ...string) *run {
 	t.Helper()
+	return driveWith(t, driveOpts{prompt: prompt, answer: answer, args: extraArgs})
+}
+
+type driveOpts struct {
+	prompt string
+	answer canUseTool
+	args   []string
+	// before are frames written before the prompt (initialize...).
+	before []any
+	// mcp answers an mcp_message's JSON-RPC message with the JSON-RPC reply.
+	mcp func(t *testing.T, msg map[string]any) map[string]any
+}
+
+func driveWith(t *testing.T, o driveOpts) *run {
+	t.Helper()
+	prompt, answer, extraArgs := o.prompt, o.answer, o.args
 	api := apistub.Start(t)
 	dir := livetest.Workdir(t)
 	s := livetest.Spawn(t, livetest.Options{APIURL: api.URL(), Dir: dir, Args: livetest.StreamArgs(extraArgs...), Timeout: 90 * time.Second})
+	for _, f := range o.before {
+		if err := s.Send(f); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := s.SendUser(prompt); err != nil {
 		t.Fatal(err)
 	}
@@ -101,6 +122,17 @@ func drive(t *testing.T, prompt string, answer canUseTool, extraArgs ...string) 
 			resp := answer(t, req)
 			if err := s.Send(map[string]any{"type": "control_response", "response": map[string]any{
 				"subtype": "success", "request_id": l.str("request_id"), "response": resp}}); err != nil {
+				t.Fatal(err)
+			}
+		case "control_request/mcp_message":
+			if o.mcp == nil {
+				t.Fatalf("unexpected mcp_message: %.300s", raw)
+			}
+			req, _ := l.m["request"].(map[string]any)
+			msg, _ := req["message"].(map[string]any)
+			if err := s.Send(map[string]any{"type": "control_response", "response": map[string]any{
+				"subtype": "success", "request_id": l.str("request_id"),
+				"response": map[string]any{"mcp_response": o.mcp(t, msg)}}}); err != nil {
 				t.Fatal(err)
 			}
 		case "result/success", "result/error_max_turns", "result/error_during_execution":
@@ -372,4 +404,80 @@ func TestLiveSubagent(t *testing.T) {
 	if got := r.result(t).str("result"); got != "The helper finished." {
 		t.Errorf("result %q", got)
 	}
+}
+
+func TestLiveThinking(t *testing.T) {
+	livetest.Claude(t)
+	r := drive(t, "THINK about it", nil)
+	var sig string
+	for _, l := range r.lines {
+		if l.str("type") != "assistant" {
+			continue
+		}
+		msg, _ := l.m["message"].(map[string]any)
+		blocks, _ := msg["content"].([]any)
+		for _, b := range blocks {
+			if bm, _ := b.(map[string]any); bm["type"] == "thinking" {
+				sig, _ = bm["signature"].(string)
+			}
+		}
+	}
+	if sig != "c2lnbmF0dXJl" {
+		t.Errorf("thinking signature %q", sig)
+	}
+	sameKinds(t, r, "thinking")
+}
+
+func TestLivePartialTool(t *testing.T) {
+	livetest.Claude(t)
+	r := drive(t, "please WRITE banana", allowAsIs, "--include-partial-messages")
+	var partial strings.Builder
+	for _, l := range r.lines {
+		ev, _ := l.m["event"].(map[string]any)
+		if d, _ := ev["delta"].(map[string]any); d["type"] == "input_json_delta" {
+			partial.WriteString(d["partial_json"].(string))
+		}
+	}
+	if !strings.Contains(partial.String(), filepath.Join(r.dir, "banana.txt")) {
+		t.Errorf("input_json_delta: %q", partial.String())
+	}
+	sameKinds(t, r, "partial-tool")
+}
+
+func TestLiveMCPTool(t *testing.T) {
+	livetest.Claude(t)
+	var calls []string
+	r := driveWith(t, driveOpts{
+		prompt: "PING it",
+		answer: allowAsIs,
+		before: []any{map[string]any{"type": "control_request", "request_id": "init-1",
+			"request": map[string]any{"subtype": "initialize", "hooks": map[string]any{}, "sdkMcpServers": []string{"probe"}}}},
+		mcp: func(t *testing.T, msg map[string]any) map[string]any {
+			method, _ := msg["method"].(string)
+			calls = append(calls, method)
+			var result any = map[string]any{}
+			switch method {
+			case "initialize":
+				result = map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"tools": map[string]any{"listChanged": false}},
+					"serverInfo": map[string]any{"name": "probe", "version": "0.0.1"}}
+			case "tools/list":
+				result = map[string]any{"tools": []any{map[string]any{"name": "ping", "description": "Answers pong",
+					"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"note": map[string]any{"type": "string"}}}}}}
+			case "tools/call":
+				result = map[string]any{"content": []any{map[string]any{"type": "text", "text": "pong-from-probe"}}, "isError": false}
+			}
+			return map[string]any{"jsonrpc": "2.0", "id": msg["id"], "result": result}
+		},
+	})
+	if got := strings.Join(calls, " "); !strings.Contains(got, "tools/list") || !strings.HasSuffix(got, "tools/call") {
+		t.Errorf("mcp calls: %s", got)
+	}
+	trs := r.api.ToolResults()
+	if len(trs) != 1 || trs[0].Text != "pong-from-probe" || trs[0].IsError {
+		t.Errorf("tool results: %+v", trs)
+	}
+	if got := r.result(t).str("result"); got != "Ping answered." {
+		t.Errorf("result %q", got)
+	}
+	sameKinds(t, r, "mcp-ping")
 }
