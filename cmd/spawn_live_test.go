@@ -1,0 +1,267 @@
+package cmd
+
+// Live tests: agentjq spawn driving the real claude CLI, offline, against
+// the scripted Messages API (internal/apistub). They skip when the CLI is
+// not installed, and fail instead when AGENTJQ_REQUIRE_LIVE=1 (CI).
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentjq/agentjq/approve"
+	"github.com/agentjq/agentjq/internal/apistub"
+	"github.com/agentjq/agentjq/internal/livetest"
+	"github.com/agentjq/agentjq/iostreams"
+	"github.com/agentjq/agentjq/protocol"
+)
+
+type liveRun struct {
+	code        int
+	stdout      string
+	stderr      string
+	api         *apistub.Server
+	dir         string
+	lines       []map[string]any
+	rawLines    []string
+	exit        protocol.Exit
+	decisions   []protocol.Decision
+	resultTexts []string
+}
+
+// spawnLive runs cmd.Main("spawn", args...) in-process against the real CLI.
+func spawnLive(t *testing.T, stdin string, args ...string) liveRun {
+	t.Helper()
+	bin := livetest.Claude(t)
+	api := apistub.Start(t)
+	dir := livetest.Workdir(t)
+	ios, in, out, errb := iostreams.Test()
+	in.WriteString(stdin)
+	ios.Environ = livetest.Env(t, api.URL())
+	full := append([]string{"spawn", "--bin", bin, "-C", dir, "--timeout", "90s"}, args...)
+	code := Main(full, ios)
+	r := liveRun{code: code, stdout: out.String(), stderr: errb.String(), api: api, dir: dir}
+	for _, l := range strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("stdout line is not JSON: %.200s", l)
+		}
+		r.lines = append(r.lines, m)
+		r.rawLines = append(r.rawLines, l)
+		switch {
+		case m["type"] == "agentjq" && m["subtype"] == "exit":
+			json.Unmarshal([]byte(l), &r.exit)
+		case m["type"] == "agentjq" && m["subtype"] == "decision":
+			var d protocol.Decision
+			json.Unmarshal([]byte(l), &d)
+			r.decisions = append(r.decisions, d)
+		case m["type"] == "result":
+			s, _ := m["result"].(string)
+			r.resultTexts = append(r.resultTexts, s)
+		}
+	}
+	if t.Failed() || testing.Verbose() {
+		t.Logf("exit %d\nstderr:\n%s", code, r.stderr)
+	}
+	return r
+}
+
+func (r liveRun) count(typ string) int {
+	n := 0
+	for _, m := range r.lines {
+		if m["type"] == typ {
+			n++
+		}
+	}
+	return n
+}
+
+func TestLiveOneShotHello(t *testing.T) {
+	r := spawnLive(t, "", "-p", "HELLO there")
+	if r.code != 0 || r.exit.Outcome != protocol.OutcomeSuccess {
+		t.Fatalf("exit %d, outcome %s", r.code, r.exit.Outcome)
+	}
+	if r.count("result") != 1 || len(r.resultTexts) != 1 || r.resultTexts[0] != "Hello from the scripted model." {
+		t.Errorf("results %q", r.resultTexts)
+	}
+	if first := r.lines[0]; first["type"] != "system" || first["subtype"] != "init" {
+		t.Errorf("first line %v, want system/init", first)
+	}
+	if strings.Contains(r.stderr, "agentjq:") {
+		t.Errorf("stderr on success: %s", r.stderr)
+	}
+}
+
+func TestLiveMultiTurnPlainText(t *testing.T) {
+	r := spawnLive(t, "HELLO one\nHELLO two\n")
+	if r.code != 0 {
+		t.Fatalf("exit %d", r.code)
+	}
+	var prompts []string
+	for _, req := range r.api.MessagesRequests() {
+		prompts = append(prompts, string(req.Body))
+	}
+	all := strings.Join(prompts, "\n")
+	if !strings.Contains(all, "HELLO one") || !strings.Contains(all, "HELLO two") {
+		t.Errorf("the model did not see both turns")
+	}
+	if r.exit.Turns != 2 || r.count("result") < 1 {
+		t.Errorf("turns %d, results %d", r.exit.Turns, r.count("result"))
+	}
+}
+
+func TestLiveWriteDeniedWithoutApprover(t *testing.T) {
+	r := spawnLive(t, "", "-p", "please WRITE banana")
+	if r.code != protocol.ExitDenied || r.exit.Outcome != protocol.OutcomeDenied {
+		t.Fatalf("exit %d outcome %s, want denied", r.code, r.exit.Outcome)
+	}
+	if _, err := os.Stat(filepath.Join(r.dir, "banana.txt")); !os.IsNotExist(err) {
+		t.Errorf("banana.txt exists after a denial (stat: %v)", err)
+	}
+	if len(r.decisions) != 1 || r.decisions[0].Behavior != "deny" || r.decisions[0].DecidedBy != protocol.ByDefault || r.decisions[0].Tool != "Write" {
+		t.Errorf("decisions %+v", r.decisions)
+	}
+	found := false
+	for _, tr := range r.api.ToolResults() {
+		if tr.IsError && strings.Contains(tr.Text, approve.NoApprover) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("the model never saw the deny message: %+v", r.api.ToolResults())
+	}
+}
+
+func TestLiveMaxTurnsAndAPIError(t *testing.T) {
+	r := spawnLive(t, "", "-p", "LOOP", "--max-turns", "1", "--allowed-tools", "Bash(echo:*)")
+	if r.code != protocol.ExitError || r.exit.Outcome != protocol.OutcomeError {
+		t.Errorf("max-turns: exit %d outcome %s", r.code, r.exit.Outcome)
+	}
+	if !strings.Contains(r.stderr, "maximum number of turns") {
+		t.Errorf("max-turns: stderr lacks the reason: %q", r.stderr)
+	}
+	r = spawnLive(t, "", "-p", "FAIL400")
+	if r.code != protocol.ExitError || r.exit.Outcome != protocol.OutcomeError {
+		t.Errorf("api error: exit %d outcome %s", r.code, r.exit.Outcome)
+	}
+}
+
+func TestLiveBigToolInputPassesUnchanged(t *testing.T) {
+	r := spawnLive(t, "", "-p", "BIGWRITE 3", "--allowed-tools", "Write")
+	if r.code != 0 {
+		t.Fatalf("exit %d", r.code)
+	}
+	var toolLine string
+	for i, m := range r.lines {
+		if m["type"] == "assistant" && strings.Contains(r.rawLines[i], `"tool_use"`) {
+			toolLine = r.rawLines[i]
+		}
+	}
+	if len(toolLine) < 3<<20 {
+		t.Fatalf("no 3 MiB tool_use line (longest tool line %d bytes)", len(toolLine))
+	}
+	want := `"content":"` + strings.Repeat("x", 3<<20)
+	if !strings.Contains(toolLine, want) {
+		t.Errorf("the 3 MiB input was altered on the way")
+	}
+	b, err := os.ReadFile(filepath.Join(r.dir, "big.txt"))
+	if err != nil || len(b) != 3<<20 {
+		t.Errorf("big.txt: %d bytes, %v", len(b), err)
+	}
+}
+
+func TestLiveEOFMidTurnWaitsForResult(t *testing.T) {
+	// stdin ends at once; the turn runs a 2 s command and must finish.
+	turn := string(protocol.UserTurn("TOOL Bash {\"command\":\"sleep 2\",\"description\":\"wait\"}\nSAY slept"))
+	r := spawnLive(t, turn+"\n", "--allowed-tools", "Bash(sleep:*)")
+	if r.code != 0 || r.count("result") != 1 {
+		t.Fatalf("exit %d, %d results", r.code, r.count("result"))
+	}
+	if !strings.HasPrefix(r.resultTexts[0], "slept") {
+		t.Errorf("result %q", r.resultTexts[0])
+	}
+}
+
+// TestLiveSIGINTDuringSleep sends SIGINT to a real agentjq process while
+// the agent runs a long command: the interrupted outcome comes within
+// seconds and no process is left behind.
+func TestLiveSIGINTDuringSleep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	claude := livetest.Claude(t)
+	api := apistub.Start(t)
+	dir := livetest.Workdir(t)
+	bin := buildAgentjq(t)
+	// A duration no other test uses, to find leftovers in the process table.
+	marker := "sleep 23.4567"
+	cmd := exec.Command(bin, "spawn", "--bin", claude, "-C", dir, "--allowed-tools", "Bash(sleep:*)",
+		"-p", `TOOL Bash {"command":"`+marker+`","description":"wait"}`)
+	cmd.Env = livetest.Env(t, api.URL())
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for !processRunning(marker) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the sleep never started; stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	start := time.Now()
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("agentjq did not stop within 20s of SIGINT")
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("took %s after SIGINT", d)
+	}
+	if code := cmd.ProcessState.ExitCode(); code != protocol.ExitInterrupted {
+		t.Errorf("exit %d, want 130; stderr %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), `"outcome":"interrupted"`) {
+		t.Errorf("no interrupted exit event")
+	}
+	time.Sleep(200 * time.Millisecond)
+	if processRunning(marker) {
+		t.Errorf("%q is still running after agentjq exited", marker)
+	}
+}
+
+// processRunning reports whether a live process runs the command line s
+// exactly (argv joined by spaces), so that the agentjq and shell processes
+// whose arguments merely mention s do not count.
+func processRunning(s string) bool {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil || strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " ")) != s {
+			continue
+		}
+		st, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if i := bytes.LastIndexByte(st, ')'); i > 0 && len(st) > i+2 && st[i+2] == 'Z' {
+			continue
+		}
+		return true
+	}
+	return false
+}
