@@ -3,10 +3,28 @@
 // at it with ANTHROPIC_BASE_URL=URL() (internal/livetest builds the rest of
 // the environment).
 //
-// The model's replies come from a table of trigger words found in the
-// conversation the CLI sends (see script.go and Triggers). Every request is
-// logged so that a test can assert what the model was sent, for example that
-// a deny message reached it as an is_error tool_result.
+// The model's replies come from words in the user's prompt (see Reply):
+//
+//	HELLO       text "Hello from the scripted model."
+//	WRITE [n]   text + Write <cwd>/n.txt "n\n" (default banana), then "The file is written."
+//	BIGWRITE [N] Write <cwd>/big.txt of N MiB of "x" (default 3), then "Big file written."
+//	BASH        Bash "echo hello-from-bash" (read-only, no prompt), then "Bash ran."
+//	RMRF        Bash "rm -rf /tmp/definitely-not-here", then "Tried to remove."
+//	SLEEP       Bash "sleep 20", then "Slept."
+//	TOUCH       Bash "touch <cwd>/touched.txt", then "Touched."
+//	CHAIN       Bash "echo one", Write <cwd>/two.txt, Read it, then "Chain complete."
+//	LOOP        Bash "echo loop-N" every round (50 at most), for --max-turns
+//	ASK         AskUserQuestion cats/dogs, then "Noted your choice."
+//	ASKMULTI    AskUserQuestion multi-select, then "Noted your choices: <result>"
+//	THINK       thinking block with signature + "Thought it through."
+//	FAILnnn     HTTP nnn with an Anthropic error body ("scripted bad request")
+//	PING        mcp__probe__ping {"note":"hi"}, then "Ping answered."
+//	AGENT       Task subagent whose prompt is "HELLO from the parent", then "The helper finished."
+//
+// and lines "TOOL <Name> <json>", "SAY <text>", "DELAY <duration>" script
+// anything else. Every request is logged so that a test can assert what the
+// model was sent, for example that a deny message reached it as an is_error
+// tool_result (Server.ToolResults).
 package apistub
 
 import (
