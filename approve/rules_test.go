@@ -446,7 +446,7 @@ func TestAnswersFromRules(t *testing.T) {
 		t.Fatalf("got %+v", v)
 	}
 	var out struct {
-		Questions []any           `json:"questions"`
+		Questions []any             `json:"questions"`
 		Answers   map[string]string `json:"answers"`
 	}
 	if err := json.Unmarshal(v.UpdatedInput, &out); err != nil {

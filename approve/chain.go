@@ -1,0 +1,288 @@
+package approve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentjq/agentjq/protocol"
+)
+
+// ChainOptions configure the approval chain of a session.
+type ChainOptions struct {
+	// Policies are rules files (JSON) and jq policies (.jq), in order.
+	Policies []string
+	// Approver is a shell command that answers requests; ApproverFormat is
+	// "control" (a long-lived co-process, one control_request line in, one
+	// line out) or "hook" (a Claude Code PreToolUse hook, one process per
+	// request).
+	Approver       string
+	ApproverFormat string
+	// ApproverTimeout bounds one approver answer when the request's context
+	// has no deadline of its own (default 1m).
+	ApproverTimeout time.Duration
+	// TTY opens the terminal for prompting; nil when there is none.
+	TTY func() (io.ReadWriteCloser, error)
+	// Cwd is the session's working directory: the base of relative path
+	// rules when a request carries none, and the approver's directory.
+	Cwd string
+	// Home expands "~/" in path rules.
+	Home string
+	// Env is the approver's environment (nil: agentjq's own).
+	Env []string
+	// Stderr receives policy runtime errors and the approver's stderr.
+	Stderr io.Writer
+	// ReadFile reads policy files (default os.ReadFile).
+	ReadFile func(string) ([]byte, error)
+}
+
+// Chain is the whole approval chain: rules files, jq policies, the approver
+// command, the terminal, and the fail-closed default, asked in that order.
+//
+// Rules decide what they match; an unmatched request takes the files'
+// "default" ("deny" unless every file says "ask"; "ask" passes the request
+// on). A jq policy with no output passes it on too. An "ask" from rules or
+// jq skips the remaining policies and goes to the approver or the terminal;
+// if neither answers, it is denied.
+type Chain struct {
+	rules    *RuleSet
+	jq       []*JQPolicy
+	approver Decider
+	closer   io.Closer
+	opts     ChainOptions
+
+	ttyOnce  sync.Once
+	prompter *Prompter
+	tty      io.Closer
+}
+
+// NewChain loads every policy file and prepares the approver. A policy
+// that does not load is a *PolicyError (file:line:column, exit 2).
+func NewChain(opts ChainOptions) (*Chain, error) {
+	if opts.ReadFile == nil {
+		opts.ReadFile = os.ReadFile
+	}
+	if opts.Stderr == nil {
+		opts.Stderr = io.Discard
+	}
+	c := &Chain{opts: opts}
+	var files []*RulesFile
+	for _, name := range opts.Policies {
+		data, err := opts.ReadFile(name)
+		if err != nil {
+			return nil, &PolicyError{File: name, Msg: err.Error()}
+		}
+		if strings.HasSuffix(name, ".jq") {
+			p, err := ParseJQPolicy(name, data)
+			if err != nil {
+				return nil, err
+			}
+			p.Stderr = opts.Stderr
+			c.jq = append(c.jq, p)
+			continue
+		}
+		f, err := ParseRulesFile(name, data, opts.Home)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+	}
+	if len(files) > 0 {
+		c.rules = NewRuleSet(files, opts.Home)
+	}
+	if opts.Approver != "" {
+		ap := ApproverOptions{Command: opts.Approver, Dir: opts.Cwd, Env: opts.Env, Stderr: opts.Stderr, Timeout: opts.ApproverTimeout}
+		switch opts.ApproverFormat {
+		case "", "control":
+			cp := NewCoProcess(ap)
+			c.approver, c.closer = cp, cp
+		case "hook":
+			c.approver = NewHook(ap)
+		default:
+			return nil, &PolicyError{File: "--approver-format", Msg: fmt.Sprintf("unknown format %q (control or hook)", opts.ApproverFormat)}
+		}
+	}
+	return c, nil
+}
+
+// Close stops the approver co-process and closes the terminal.
+func (c *Chain) Close() error {
+	var err error
+	if c.closer != nil {
+		err = c.closer.Close()
+	}
+	if c.tty != nil {
+		if e := c.tty.Close(); err == nil {
+			err = e
+		}
+	}
+	return err
+}
+
+// Decide runs the chain. It never returns an error: every failure becomes
+// a deny with a message the agent can read.
+func (c *Chain) Decide(ctx context.Context, req *Request) (Verdict, error) {
+	v, _ := c.Explain(ctx, req, nil)
+	return v, nil
+}
+
+// Explain runs the chain and reports each step to trace (when not nil).
+func (c *Chain) Explain(ctx context.Context, req *Request, trace func(string)) (Verdict, error) {
+	if trace == nil {
+		trace = func(string) {}
+	}
+	r := *req
+	if r.Cwd == "" {
+		r.Cwd = c.opts.Cwd
+	}
+	req = &r
+	var asked *Verdict
+	unmatched := ""
+	if c.rules != nil {
+		v := c.rules.decide(req)
+		trace(step("rules", v))
+		switch v.Behavior {
+		case protocol.Allow, protocol.Deny:
+			return c.finish(req, v), nil
+		case protocol.Ask:
+			asked = &v
+		default:
+			unmatched = v.Message
+		}
+	}
+	if asked == nil && len(c.jq) > 0 {
+		var allow *Verdict
+		for _, p := range c.jq {
+			v, err := p.Decide(ctx, req)
+			if err != nil {
+				return c.ctxVerdict(ctx), nil
+			}
+			trace(step("jq "+p.Name, v))
+			switch v.Behavior {
+			case protocol.Deny:
+				return c.finish(req, v), nil
+			case protocol.Ask:
+				if asked == nil {
+					asked = &v
+				}
+			case protocol.Allow:
+				if allow == nil {
+					allow = &v
+				}
+			}
+		}
+		if asked == nil && allow != nil {
+			return c.finish(req, *allow), nil
+		}
+	}
+	if c.approver != nil {
+		v, err := c.approver.Decide(ctx, req)
+		if ctx.Err() != nil {
+			return c.ctxVerdict(ctx), nil
+		}
+		if err != nil {
+			v = Verdict{Behavior: protocol.Deny, Message: "agentjq: the approver failed: " + err.Error(), Source: protocol.ByError, Rule: "approver"}
+		}
+		trace(step("approver", v))
+		switch v.Behavior {
+		case protocol.Allow, protocol.Deny:
+			return c.finish(req, v), nil
+		case protocol.Ask:
+			asked = &v
+		}
+	}
+	if p := c.terminal(); p != nil {
+		v, err := p.Decide(ctx, req)
+		if ctx.Err() != nil {
+			return c.ctxVerdict(ctx), nil
+		}
+		if err == nil {
+			trace(step("tty", v))
+			if v.Behavior == protocol.Allow || v.Behavior == protocol.Deny {
+				return c.finish(req, v), nil
+			}
+		}
+	}
+	v := Verdict{Behavior: protocol.Deny, Source: protocol.ByDefault}
+	switch {
+	case req.IsQuestion():
+		v.Message = NoOneToAnswer
+	case asked != nil:
+		v.Rule = asked.Rule
+		v.Message = asked.Message
+		if v.Message == "" {
+			v.Message = "agentjq: this call needs approval (" + asked.Rule + ")"
+		}
+		v.Message += " No approver or terminal was available to approve it, so it was denied."
+	case unmatched != "":
+		v.Message = unmatched
+	default:
+		v.Message = NoApprover
+	}
+	trace(step("default", v))
+	return c.finish(req, v), nil
+}
+
+func step(stage string, v Verdict) string {
+	b := v.Behavior
+	if b == "" {
+		b = "no opinion"
+	}
+	s := stage + ": " + b
+	if v.Rule != "" {
+		s += " (" + v.Rule + ")"
+	}
+	if v.Message != "" {
+		s += ": " + v.Message
+	}
+	return s
+}
+
+// terminal opens the terminal on first use.
+func (c *Chain) terminal() *Prompter {
+	if c.opts.TTY == nil {
+		return nil
+	}
+	c.ttyOnce.Do(func() {
+		rw, err := c.opts.TTY()
+		if err != nil || rw == nil {
+			return
+		}
+		c.tty = rw
+		c.prompter = NewPrompter(rw, c.opts.Home)
+	})
+	return c.prompter
+}
+
+func (c *Chain) ctxVerdict(ctx context.Context) Verdict {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return Verdict{Behavior: protocol.Deny, Source: protocol.ByTimeout,
+			Message: "agentjq: no decision came within the approval timeout, so the call was denied."}
+	}
+	return Verdict{Behavior: protocol.Deny, Source: protocol.ByCancel, Message: "agentjq: the request was withdrawn."}
+}
+
+// finish makes a verdict safe to send: an allow always carries the input
+// (answers included for a question), a deny always a message.
+func (c *Chain) finish(req *Request, v Verdict) Verdict {
+	if v.Behavior == protocol.Allow {
+		if len(v.UpdatedInput) == 0 {
+			v.UpdatedInput = req.Input
+		}
+		if req.IsQuestion() && !hasAllAnswers(v.UpdatedInput) {
+			return Verdict{Behavior: protocol.Deny, Message: NoOneToAnswer, Source: v.Source, Rule: v.Rule}
+		}
+		v.Message = ""
+		return v
+	}
+	v.Behavior = protocol.Deny
+	if v.Message == "" {
+		v.Message = "agentjq: denied."
+	}
+	return v
+}

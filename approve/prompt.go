@@ -1,0 +1,343 @@
+package approve
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/agentjq/agentjq/protocol"
+)
+
+// Prompter asks the person at the terminal. It reads whole lines (no raw
+// mode) from the terminal it was given, never from stdin, and returns as
+// soon as the request's context is done, saying so on the terminal.
+// "Always" answers become session rules that allow the same call again
+// without asking.
+type Prompter struct {
+	w     io.Writer
+	lines chan string
+	sem   chan struct{}
+	home  string
+
+	mu      sync.Mutex
+	session *RuleSet
+	always  []string
+}
+
+// NewPrompter starts reading lines from rw.
+func NewPrompter(rw io.ReadWriter, home string) *Prompter {
+	p := &Prompter{w: rw, lines: make(chan string, 16), sem: make(chan struct{}, 1), home: home}
+	go func() {
+		defer close(p.lines)
+		br := bufio.NewReader(rw)
+		for {
+			line, err := br.ReadString('\n')
+			if line != "" || err == nil {
+				p.lines <- strings.TrimRight(line, "\r\n")
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return p
+}
+
+var errTTYClosed = errors.New("the terminal was closed")
+
+// SessionRules lists the rules "always" answers added.
+func (p *Prompter) SessionRules() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.always...)
+}
+
+// Decide allows what a session rule allows, else asks.
+func (p *Prompter) Decide(ctx context.Context, req *Request) (Verdict, error) {
+	if !req.IsQuestion() {
+		p.mu.Lock()
+		rs := p.session
+		p.mu.Unlock()
+		if rs != nil {
+			if o := rs.evaluate(req); o.behavior == protocol.Allow {
+				return Verdict{Behavior: protocol.Allow, UpdatedInput: req.Input, Source: protocol.ByTTY, Rule: "session " + o.rule.text}, nil
+			}
+		}
+	}
+	select {
+	case p.sem <- struct{}{}:
+	case <-ctx.Done():
+		return Verdict{}, ctx.Err()
+	}
+	defer func() { <-p.sem }()
+	p.drain()
+	var v Verdict
+	var err error
+	if req.IsQuestion() {
+		v, err = p.pick(ctx, req)
+	} else {
+		v, err = p.ask(ctx, req)
+	}
+	if err != nil && ctx.Err() != nil {
+		why := "the agent withdrew the request"
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			why = "the approval timeout ran out; denied"
+		}
+		fmt.Fprintf(p.w, "\nagentjq: %s (%s %s); no answer needed.\n", why, req.ToolName, req.ToolUseID)
+		return Verdict{}, ctx.Err()
+	}
+	if errors.Is(err, errTTYClosed) {
+		return Verdict{Behavior: protocol.Deny, Message: "agentjq: the terminal closed before anyone answered, so the call was denied.", Source: protocol.ByTTY}, nil
+	}
+	return v, err
+}
+
+// drain drops lines typed while no prompt was showing.
+func (p *Prompter) drain() {
+	for {
+		select {
+		case _, ok := <-p.lines:
+			if !ok {
+				return
+			}
+		default:
+			return
+		}
+	}
+}
+
+func (p *Prompter) readLine(ctx context.Context) (string, error) {
+	select {
+	case l, ok := <-p.lines:
+		if !ok {
+			return "", errTTYClosed
+		}
+		return strings.TrimSpace(l), nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+func (p *Prompter) ask(ctx context.Context, req *Request) (Verdict, error) {
+	name := req.ToolName
+	if req.DisplayName != "" && req.DisplayName != req.ToolName {
+		name += " (" + req.DisplayName + ")"
+	}
+	fmt.Fprintf(p.w, "\nagentjq: the agent wants to use %s\n", name)
+	for _, l := range keyInputLines(req) {
+		fmt.Fprintf(p.w, "  %s\n", l)
+	}
+	if req.Description != "" {
+		fmt.Fprintf(p.w, "  (%s)\n", clip(req.Description, 200))
+	}
+	for {
+		fmt.Fprint(p.w, "[y]es once / [a]lways / [n]o (deny with a message) / [i]nterrupt: ")
+		l, err := p.readLine(ctx)
+		if err != nil {
+			return Verdict{}, err
+		}
+		switch strings.ToLower(l) {
+		case "y", "yes":
+			return Verdict{Behavior: protocol.Allow, UpdatedInput: req.Input, Source: protocol.ByTTY, Rule: "yes"}, nil
+		case "a", "always":
+			rules := p.addSession(req)
+			return Verdict{Behavior: protocol.Allow, UpdatedInput: req.Input, Source: protocol.ByTTY,
+				Rule: "always " + strings.Join(rules, ", "), UpdatedPermissions: alwaysPermissions(req)}, nil
+		case "n", "no":
+			fmt.Fprint(p.w, "message for the agent (optional): ")
+			m, err := p.readLine(ctx)
+			if err != nil {
+				return Verdict{}, err
+			}
+			if m == "" {
+				m = "The user denied this tool call at the terminal."
+			}
+			return Verdict{Behavior: protocol.Deny, Message: m, Source: protocol.ByTTY, Rule: "no"}, nil
+		case "i", "interrupt":
+			return Verdict{Behavior: protocol.Deny, Interrupt: true, Message: "The user interrupted at the terminal.", Source: protocol.ByTTY, Rule: "interrupt"}, nil
+		}
+	}
+}
+
+// keyInputLines show what a call would do: the command, the file, the
+// pattern or URL; a few lines of what a Write would write.
+func keyInputLines(req *Request) []string {
+	var in map[string]any
+	_ = json.Unmarshal(req.Input, &in)
+	var out []string
+	for _, k := range []string{"command", "file_path", "notebook_path", "path", "pattern", "url", "query", "subagent_type", "prompt"} {
+		if s, ok := in[k].(string); ok && s != "" {
+			out = append(out, k+": "+clip(s, 500))
+		}
+	}
+	if s, ok := in["content"].(string); ok {
+		lines := strings.Split(s, "\n")
+		out = append(out, fmt.Sprintf("content (%d lines):", len(lines)))
+		for i, l := range lines {
+			if i == 5 {
+				out = append(out, "  …")
+				break
+			}
+			out = append(out, "  | "+clip(l, 160))
+		}
+	}
+	if s, ok := in["old_string"].(string); ok {
+		out = append(out, "replacing: "+clip(strings.SplitN(s, "\n", 2)[0], 160))
+	}
+	if len(out) == 0 {
+		out = append(out, "input: "+clip(string(req.Input), 500))
+	}
+	return out
+}
+
+// addSession turns an "always" into session rules: Bash(exact command) for
+// each part of a Bash command, the tool's name otherwise.
+func (p *Prompter) addSession(req *Request) []string {
+	var texts []string
+	if req.ToolName == "Bash" {
+		for _, u := range bashUnits(commandOf(req), req.Cwd, p.home) {
+			if u.bareBash {
+				continue
+			}
+			texts = append(texts, suggest(u, req.Cwd))
+		}
+	} else {
+		texts = []string{req.ToolName}
+	}
+	f := &RulesFile{Name: "session", Default: protocol.Ask}
+	var kept []string
+	for _, t := range texts {
+		r, err := parseRule(t, protocol.Allow, p.home)
+		if err != nil {
+			continue
+		}
+		r.file = f
+		f.rules = append(f.rules, r)
+		kept = append(kept, t)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.session != nil {
+		f.rules = append(f.rules, p.session.files[0].rules...)
+	}
+	p.session = NewRuleSet([]*RulesFile{f}, p.home)
+	p.always = append(p.always, kept...)
+	return kept
+}
+
+func commandOf(req *Request) string {
+	var in struct {
+		Command string `json:"command"`
+	}
+	_ = json.Unmarshal(req.Input, &in)
+	return in.Command
+}
+
+// alwaysPermissions echoes the request's allow suggestions for "always".
+func alwaysPermissions(req *Request) []json.RawMessage {
+	var out []json.RawMessage
+	for _, s := range req.PermissionSuggestions {
+		var m map[string]any
+		if json.Unmarshal(s, &m) != nil {
+			continue
+		}
+		if m["type"] == "addRules" && (m["behavior"] == nil || m["behavior"] == protocol.Allow) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// pick shows each question's options and reads a choice.
+func (p *Prompter) pick(ctx context.Context, req *Request) (Verdict, error) {
+	var in toolInput
+	if json.Unmarshal(req.Input, &in) != nil || len(in.Questions) == 0 {
+		return Verdict{Behavior: protocol.Deny, Message: NoOneToAnswer, Source: protocol.ByTTY}, nil
+	}
+	answers := map[string]string{}
+	fmt.Fprintf(p.w, "\nagentjq: the agent asks:\n")
+	for _, q := range in.Questions {
+		if len(q.Options) == 0 {
+			return Verdict{Behavior: protocol.Deny, Message: NoOneToAnswer, Source: protocol.ByTTY}, nil
+		}
+		if q.Header != "" {
+			fmt.Fprintf(p.w, "[%s] ", q.Header)
+		}
+		fmt.Fprintf(p.w, "%s\n", q.Question)
+		for i, o := range q.Options {
+			if o.Description != "" {
+				fmt.Fprintf(p.w, "  %d) %s: %s\n", i+1, o.Label, o.Description)
+			} else {
+				fmt.Fprintf(p.w, "  %d) %s\n", i+1, o.Label)
+			}
+		}
+		for {
+			if q.MultiSelect {
+				fmt.Fprintf(p.w, "choose 1-%d (several: 1,3), or an empty line to decline: ", len(q.Options))
+			} else {
+				fmt.Fprintf(p.w, "choose 1-%d, or an empty line to decline: ", len(q.Options))
+			}
+			l, err := p.readLine(ctx)
+			if err != nil {
+				return Verdict{}, err
+			}
+			if l == "" {
+				return Verdict{Behavior: protocol.Deny, Source: protocol.ByTTY, Rule: "declined",
+					Message: "The user declined to answer at the terminal. Do not assume an answer."}, nil
+			}
+			labels, ok := parseChoice(l, q)
+			if ok {
+				answers[q.Question] = strings.Join(labels, ", ")
+				break
+			}
+		}
+	}
+	updated, err := withAnswers(req.Input, answers)
+	if err != nil {
+		return Verdict{Behavior: protocol.Deny, Message: NoOneToAnswer, Source: protocol.ByTTY}, nil
+	}
+	return Verdict{Behavior: protocol.Allow, UpdatedInput: updated, Source: protocol.ByTTY, Rule: "picker"}, nil
+}
+
+func parseChoice(l string, q question) ([]string, bool) {
+	var labels []string
+	seen := map[int]bool{}
+	for _, f := range strings.FieldsFunc(l, func(r rune) bool { return r == ',' || r == ' ' }) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 || n > len(q.Options) {
+			return nil, false
+		}
+		if !seen[n] {
+			seen[n] = true
+			labels = append(labels, q.Options[n-1].Label)
+		}
+	}
+	if len(labels) == 0 || (!q.MultiSelect && len(labels) > 1) {
+		return nil, false
+	}
+	return labels, true
+}
+
+// hasAllAnswers reports whether every question has a non-empty answer.
+func hasAllAnswers(input json.RawMessage) bool {
+	var in struct {
+		Questions []question     `json:"questions"`
+		Answers   map[string]any `json:"answers"`
+	}
+	if json.Unmarshal(input, &in) != nil || len(in.Questions) == 0 {
+		return false
+	}
+	for _, q := range in.Questions {
+		s, ok := in.Answers[q.Question].(string)
+		if !ok || strings.TrimSpace(s) == "" {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,328 @@
+package approve
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/recording"
+)
+
+// Result turns a verdict into the can_use_tool answer: an allow always
+// carries updatedInput, a deny always a message.
+func Result(req *Request, v Verdict) protocol.PermissionResult {
+	if v.Behavior == protocol.Allow {
+		r := protocol.AllowResult(&req.CanUseTool, v.UpdatedInput)
+		r.UpdatedPermissions = v.UpdatedPermissions
+		return r
+	}
+	r := protocol.DenyResult(&req.CanUseTool, v.Message)
+	r.Interrupt = v.Interrupt
+	return r
+}
+
+// session tracks the facts of a stream policies see.
+type session struct{ cwd, id, mode string }
+
+func (s *session) observe(env protocol.Envelope, line []byte) {
+	if env.Type != protocol.TypeSystem {
+		return
+	}
+	var init struct {
+		Subtype        string `json:"subtype"`
+		Cwd            string `json:"cwd"`
+		SessionID      string `json:"session_id"`
+		PermissionMode string `json:"permissionMode"`
+	}
+	if json.Unmarshal(line, &init) != nil {
+		return
+	}
+	if init.Subtype == "init" && init.Cwd != "" {
+		s.cwd = init.Cwd
+	}
+	if init.SessionID != "" {
+		s.id = init.SessionID
+	}
+	if init.PermissionMode != "" {
+		s.mode = init.PermissionMode
+	}
+}
+
+// requestOf reads a can_use_tool request from a line, if it is one.
+func requestOf(line []byte, s *session) (*Request, bool, error) {
+	env, err := protocol.DecodeEnvelope(line)
+	if err != nil {
+		return nil, false, err
+	}
+	s.observe(env, line)
+	if env.Type != protocol.TypeControlRequest || env.ControlSubtype() != protocol.SubCanUseTool {
+		return nil, false, nil
+	}
+	req := &Request{RequestID: env.RequestID, Cwd: s.cwd, SessionID: s.id, PermissionMode: s.mode}
+	if err := json.Unmarshal(env.Request, &req.CanUseTool); err != nil {
+		return req, true, fmt.Errorf("can_use_tool: %v", err)
+	}
+	return req, true, nil
+}
+
+// ServeOptions configure Serve.
+type ServeOptions struct {
+	Cwd     string        // until the stream's system/init says otherwise
+	Timeout time.Duration // per request; 0 means none
+	Stderr  io.Writer
+	Name    string // the input's name in messages
+}
+
+// Serve reads the agent's NDJSON and writes one control_response line for
+// each can_use_tool request, and nothing else, flushing each. It returns
+// the number of lines it could not read (reported on stderr).
+func Serve(ctx context.Context, r io.Reader, w io.Writer, d Decider, opts ServeOptions) (int, error) {
+	if opts.Stderr == nil {
+		opts.Stderr = io.Discard
+	}
+	if opts.Name == "" {
+		opts.Name = "stdin"
+	}
+	br := bufio.NewReaderSize(r, 64<<10)
+	bw := bufio.NewWriter(w)
+	s := &session{cwd: opts.Cwd}
+	bad := 0
+	for n := 1; ; n++ {
+		line, err := br.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			req, ok, perr := requestOf(line, s)
+			switch {
+			case perr != nil && !ok:
+				bad++
+				fmt.Fprintf(opts.Stderr, "agentjq: %s:%d: %v\n", opts.Name, n, perr)
+			case ok:
+				var v Verdict
+				if perr != nil {
+					v = Verdict{Behavior: protocol.Deny, Message: "agentjq: the request could not be read: " + perr.Error()}
+					fmt.Fprintf(opts.Stderr, "agentjq: %s:%d: %v\n", opts.Name, n, perr)
+				} else {
+					v = decideWithin(ctx, d, req, opts.Timeout)
+				}
+				bw.Write(protocol.SuccessResponse(req.RequestID, Result(req, v)))
+				bw.WriteByte('\n')
+				if ferr := bw.Flush(); ferr != nil {
+					return bad, ferr
+				}
+			}
+		}
+		if err == io.EOF {
+			return bad, nil
+		}
+		if err != nil {
+			return bad, err
+		}
+		if ctx.Err() != nil {
+			return bad, ctx.Err()
+		}
+	}
+}
+
+func decideWithin(ctx context.Context, d Decider, req *Request, timeout time.Duration) Verdict {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	v, err := d.Decide(ctx, req)
+	if err != nil || (v.Behavior != protocol.Allow && v.Behavior != protocol.Deny) {
+		msg := NoApprover
+		if err != nil {
+			msg = "agentjq: the decision failed: " + err.Error()
+		}
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return Verdict{Behavior: protocol.Deny, Source: protocol.ByTimeout, Message: "agentjq: no decision came within the approval timeout, so the call was denied."}
+		}
+		return Verdict{Behavior: protocol.Deny, Source: protocol.ByError, Message: msg}
+	}
+	return v
+}
+
+// TestResult is one request of a recording and what the policy decided.
+type TestResult struct {
+	File      string
+	Line      int
+	RequestID string
+	ToolUseID string
+	Tool      string
+	Key       string // the key input: command, file path, URL...
+	Verdict   Verdict
+}
+
+// String renders the result as one line of `approve test` output.
+func (r TestResult) String() string {
+	by := r.Verdict.Source
+	if r.Verdict.Rule != "" {
+		by += " " + r.Verdict.Rule
+	}
+	return fmt.Sprintf("%s:%d\t%s\t%s\t%s\t%s", r.File, r.Line, r.Tool, r.Key, r.Verdict.Behavior, by)
+}
+
+// TestStream runs d over every can_use_tool request in one recording or
+// capture: a raw NDJSON capture of the agent's stdout, or an agentjq
+// recording (its "out" entries). cwd applies until the stream names one.
+func TestStream(ctx context.Context, name string, r io.Reader, d Decider, cwd string, stderr io.Writer) ([]TestResult, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	s := &session{cwd: cwd}
+	var out []TestResult
+	isRecording := false
+	for n := 1; ; n++ {
+		line, err := br.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			msg := line
+			if n == 1 && recording.IsHeader(line) {
+				isRecording = true
+				if h, herr := recording.ParseHeader(line); herr == nil && h.Cwd != "" {
+					s.cwd = h.Cwd
+				} else if herr != nil {
+					return out, fmt.Errorf("%s:1: %v", name, herr)
+				}
+				msg = nil
+			} else if isRecording {
+				e, perr := recording.ParseEntry(line)
+				if perr != nil {
+					fmt.Fprintf(stderr, "agentjq: %s:%d: %v\n", name, n, perr)
+					msg = nil
+				} else if e.Dir != recording.Out {
+					msg = nil
+				} else {
+					msg = e.Msg
+				}
+			}
+			if msg != nil {
+				req, ok, perr := requestOf(msg, s)
+				if perr != nil {
+					fmt.Fprintf(stderr, "agentjq: %s:%d: %v\n", name, n, perr)
+				}
+				if ok && perr == nil {
+					v := decideWithin(ctx, d, req, time.Minute)
+					out = append(out, TestResult{File: name, Line: n, RequestID: req.RequestID, ToolUseID: req.ToolUseID,
+						Tool: req.ToolName, Key: KeyInput(req), Verdict: v})
+				}
+			}
+		}
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+	}
+}
+
+// KeyInput is the one input field that says what a call does.
+func KeyInput(req *Request) string {
+	var in map[string]any
+	_ = json.Unmarshal(req.Input, &in)
+	for _, k := range []string{"command", "file_path", "notebook_path", "url", "pattern", "path", "query", "subagent_type"} {
+		if s, ok := in[k].(string); ok {
+			return strings.ReplaceAll(clip(s, 120), "\n", `\n`)
+		}
+	}
+	if req.IsQuestion() {
+		var q toolInput
+		_ = json.Unmarshal(req.Input, &q)
+		var qs []string
+		for _, x := range q.Questions {
+			qs = append(qs, x.Question)
+		}
+		return clip(strings.Join(qs, " | "), 120)
+	}
+	return clip(string(req.Input), 120)
+}
+
+// Expectation is one line of an --expect file: a request (by tool_use_id,
+// request_id, or FILE:LINE) and the behavior it must get.
+type Expectation struct {
+	Selector, Behavior string
+	Line               int
+}
+
+// ParseExpectations reads an --expect file: "SELECTOR BEHAVIOR" per line,
+// # comments and blank lines ignored.
+func ParseExpectations(name string, data []byte) ([]Expectation, error) {
+	var out []Expectation
+	for i, l := range strings.Split(string(data), "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		f := strings.Fields(l)
+		if len(f) != 2 || (f[1] != protocol.Allow && f[1] != protocol.Deny) {
+			return nil, &PolicyError{File: name, Line: i + 1, Col: 1, Msg: `want "SELECTOR allow|deny" (SELECTOR: a tool_use_id, a request_id or FILE:LINE)`}
+		}
+		out = append(out, Expectation{Selector: f[0], Behavior: f[1], Line: i + 1})
+	}
+	return out, nil
+}
+
+// CheckExpectations compares results with expectations and returns one
+// message per difference.
+func CheckExpectations(results []TestResult, exp []Expectation) []string {
+	var diffs []string
+	for _, e := range exp {
+		found := false
+		for _, r := range results {
+			if e.Selector != r.ToolUseID && e.Selector != r.RequestID && e.Selector != fmt.Sprintf("%s:%d", r.File, r.Line) {
+				continue
+			}
+			found = true
+			if r.Verdict.Behavior != e.Behavior {
+				diffs = append(diffs, fmt.Sprintf("%s: %s %s: got %s (%s %s), want %s", e.Selector, r.Tool, r.Key, r.Verdict.Behavior, r.Verdict.Source, r.Verdict.Rule, e.Behavior))
+			}
+		}
+		if !found {
+			diffs = append(diffs, fmt.Sprintf("%s: no such request in the recordings (expect line %d)", e.Selector, e.Line))
+		}
+	}
+	return diffs
+}
+
+// ReadRequest reads one request for `approve explain`: a control_request
+// line, or the can_use_tool body alone ({"tool_name":..,"input":..}).
+func ReadRequest(r io.Reader, cwd string) (*Request, error) {
+	data, err := io.ReadAll(io.LimitReader(r, 256<<20))
+	if err != nil {
+		return nil, err
+	}
+	data = bytes.TrimSpace(data)
+	s := &session{cwd: cwd}
+	if req, ok, err := requestOf(data, s); ok || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return req, nil
+	}
+	req := &Request{Cwd: cwd}
+	var extra struct {
+		Cwd            string `json:"cwd"`
+		SessionID      string `json:"session_id"`
+		PermissionMode string `json:"permission_mode"`
+	}
+	if err := json.Unmarshal(data, &req.CanUseTool); err != nil {
+		return nil, fmt.Errorf("not a can_use_tool request: %v", err)
+	}
+	_ = json.Unmarshal(data, &extra)
+	if req.ToolName == "" {
+		return nil, errors.New("not a can_use_tool request: no tool_name")
+	}
+	if extra.Cwd != "" {
+		req.Cwd = extra.Cwd
+	}
+	req.SessionID, req.PermissionMode = extra.SessionID, extra.PermissionMode
+	if len(req.Input) == 0 {
+		req.Input = json.RawMessage(`{}`)
+	}
+	return req, nil
+}
