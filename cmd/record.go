@@ -1,11 +1,157 @@
 package cmd
 
-import "errors"
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/agentjq/agentjq/internal/buildinfo"
+	"github.com/agentjq/agentjq/iostreams"
+	"github.com/agentjq/agentjq/recording"
+)
+
+// RedactFlags choose what a recording leaves out; record and spawn
+// --record share them.
+type RedactFlags struct {
+	NoRedact   bool     `help:"Record secrets verbatim (redaction of API keys, tokens, the account email and organization is on by default)."`
+	RedactEnv  []string `sep:"none" placeholder:"NAME" help:"Also remove the value of environment variable NAME wherever it appears; repeatable."`
+	Redact     []string `sep:"none" placeholder:"REGEX" help:"Also remove every match of REGEX (RE2 syntax); repeatable."`
+	RedactPath []string `sep:"none" placeholder:"JQPATH" help:"Also replace the value at JQPATH (.a.b, .a[0], .a[]) in every JSON line; repeatable."`
+}
 
 // RecordCmd is the record subcommand.
 type RecordCmd struct {
-	Args []string `arg:"" optional:"" passthrough:""`
+	SpawnFlags
+	Output string `short:"o" required:"" placeholder:"FILE" help:"Write the recording to FILE (created mode 0600, truncated)."`
+	Tee    bool   `help:"Record the NDJSON arriving on stdin while passing it to stdout unchanged, instead of running a session."`
+	RedactFlags
+	AgentArgs []string `arg:"" optional:"" passthrough:"" help:"Arguments after -- go to the agent verbatim."`
 }
 
 // Run runs record.
-func (c *RecordCmd) Run() error { return errors.New("record: coming in a later commit") }
+func (c *RecordCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Context) error {
+	argv := append([]string{"agentjq"}, kctx.Args...)
+	if c.Tee && len(c.AgentArgs) > 0 {
+		return usageError("record --tee runs no agent: no agent arguments allowed")
+	}
+	rec, err := openRecording(ios, c.Output, c.RedactFlags, c.Agent, argv, c.Cwd)
+	if err != nil {
+		return err
+	}
+	var runErr error
+	if c.Tee {
+		runErr = teeRecord(ios.In, ios.Out, rec.w.Tap)
+	} else {
+		runErr = runSpawn(ctx, ios, c.SpawnFlags, c.AgentArgs, rec.w.Tap)
+	}
+	if err := rec.Close(); err != nil && runErr == nil {
+		runErr = err
+	}
+	return runErr
+}
+
+// openedRecording is a recording being written to a file.
+type openedRecording struct {
+	f    *os.File
+	w    *recording.Writer
+	path string
+}
+
+// Tap records one line; pass it to the bridge.
+func (r *openedRecording) Tap(dir recording.Direction, line []byte) { r.w.Tap(dir, line) }
+
+// Close reports a write error that happened during the session and
+// closes the file.
+func (r *openedRecording) Close() error {
+	werr := r.w.Err()
+	cerr := r.f.Close()
+	if werr != nil {
+		return fmt.Errorf("recording %s: %w", r.path, werr)
+	}
+	if cerr != nil {
+		return fmt.Errorf("recording %s: %w", r.path, cerr)
+	}
+	return nil
+}
+
+// openRecording creates path and writes the header. spawn --record uses
+// it too.
+func openRecording(ios *iostreams.IO, path string, rf RedactFlags, agent string, argv []string, cwd string) (*openedRecording, error) {
+	if path == "" || path == "-" {
+		return nil, usageError("a recording needs a file: -o FILE")
+	}
+	var red *recording.Redactor
+	if !rf.NoRedact {
+		var err error
+		red, err = recording.NewRedactor(recording.RedactSpec{Builtin: true, Env: rf.RedactEnv, Regex: rf.Redact, Paths: rf.RedactPath}, ios.LookupEnv)
+		if err != nil {
+			return nil, usageError("%v", err)
+		}
+	} else if len(rf.RedactEnv)+len(rf.Redact)+len(rf.RedactPath) > 0 {
+		return nil, usageError("--no-redact contradicts --redact, --redact-env and --redact-path")
+	}
+	if cwd == "" {
+		cwd = ios.Dir
+	}
+	if cwd == "" {
+		cwd, _ = os.Getwd()
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	// An *os.File is unbuffered: every entry reaches the OS as it happens,
+	// so a killed agentjq leaves only complete lines behind.
+	w, err := recording.NewWriter(f, recording.Header{
+		Agent:          agent,
+		AgentjqVersion: buildinfo.Version(),
+		Argv:           argv,
+		Cwd:            cwd,
+	}, recording.WriterOptions{Redactor: red})
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("recording %s: %w", path, err)
+	}
+	return &openedRecording{f: f, w: w, path: path}, nil
+}
+
+// teeRecord copies in to out line by line, unchanged, tapping each line:
+// agentjq's own events as events, everything else as agent output.
+func teeRecord(in io.Reader, out io.Writer, tap func(recording.Direction, []byte)) error {
+	br := bufio.NewReaderSize(in, 256<<10)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			if _, werr := out.Write(line); werr != nil {
+				return werr
+			}
+			body := bytes.TrimRight(line, "\r\n")
+			if len(bytes.TrimSpace(body)) > 0 {
+				dir := recording.Out
+				if bytes.Contains(body, []byte(`"agentjq"`)) && isAgentjqEvent(body) {
+					dir = recording.Event
+				}
+				tap(dir, body)
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func isAgentjqEvent(line []byte) bool {
+	var v struct {
+		Type string `json:"type"`
+	}
+	return json.Unmarshal(line, &v) == nil && v.Type == "agentjq"
+}

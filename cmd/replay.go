@@ -1,11 +1,212 @@
 package cmd
 
-import "errors"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/agentjq/agentjq/iostreams"
+	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/recording"
+)
 
 // ReplayCmd is the replay subcommand.
 type ReplayCmd struct {
-	Args []string `arg:"" optional:"" passthrough:""`
+	File string `arg:"" placeholder:"FILE" help:"The recording ('-' reads stdin, except with --as-agent)."`
+
+	Realtime  bool          `help:"Keep the recorded timing (--speed 1)."`
+	Speed     float64       `placeholder:"X" help:"Keep the timing, X times faster (0: as fast as possible, the default)."`
+	IdleLimit time.Duration `placeholder:"D" help:"With --realtime or --speed: cap every recorded pause at D."`
+	AfterSeq  int64         `placeholder:"N" help:"Start after sequence number N."`
+	Stderr    bool          `help:"Also write the agent's recorded stderr lines to stderr."`
+
+	AsAgent bool          `help:"Stand in for the agent: read the client's stdin, write the recorded output, check what the client sends."`
+	Wait    time.Duration `default:"30s" help:"With --as-agent: how long to wait for each recorded input."`
+	Inject  []string      `sep:"none" placeholder:"FAULT" help:"Inject a fault: truncate@SEQ, garbage@SEQ, oversize@SEQ[:SIZE], delay@SEQ:DUR, drop@SEQ, exit@SEQ[:CODE], drop-result; SEQ may be a type (result, control_request/can_use_tool)."`
+
+	Check   bool   `help:"Drift check: compare the shape of this recording with a new transcript and print the drift."`
+	Against string `placeholder:"FILE" help:"With --check: the new recording to compare with (without it, the recording's inputs are re-run against the live agent)."`
+	Update  bool   `help:"With --check: when they drift, replace FILE with the new recording."`
+
+	SpawnFlags
+	AgentFlags
+
+	AgentArgs []string `arg:"" optional:"" passthrough:"" help:"With --as-agent: the agent's arguments, ignored; with --check: passed to the agent."`
+}
+
+// AgentFlags are the agent CLI's own flags, accepted and ignored by
+// replay --as-agent so that it can stand where claude stands.
+type AgentFlags struct {
+	InputFormat          string   `name:"input-format" hidden:""`
+	OutputFormat         string   `name:"output-format" hidden:""`
+	Verbose              bool     `hidden:""`
+	Print                bool     `name:"print" hidden:""`
+	PermissionPromptTool string   `hidden:""`
+	IncludePartial       bool     `name:"include-partial-messages" hidden:""`
+	ReplayUserMessages   bool     `hidden:""`
+	IncludeHookEvents    bool     `hidden:""`
+	FallbackModel        string   `hidden:""`
+	Tools                string   `name:"tools" hidden:""`
+	MaxBudgetUSD         string   `name:"max-budget-usd" hidden:""`
+	ForkSession          bool     `hidden:""`
+	NoSessionPersistence bool     `hidden:""`
+	MCPConfig            []string `name:"mcp-config" sep:"none" hidden:""`
+	StrictMCPConfig      bool     `name:"strict-mcp-config" hidden:""`
+	SettingSources       string   `hidden:""`
+	Settings             string   `name:"settings" hidden:""`
+	AddDir               []string `sep:"none" hidden:""`
+	SkipPermissions      bool     `name:"dangerously-skip-permissions" hidden:""`
+	AllowSkipPermissions bool     `name:"allow-dangerously-skip-permissions" hidden:""`
+	PermissionPrompts    string   `hidden:""`
+	JSONSchema           string   `name:"json-schema" hidden:""`
 }
 
 // Run runs replay.
-func (c *ReplayCmd) Run() error { return errors.New("replay: coming in a later commit") }
+func (c *ReplayCmd) Run(ctx context.Context, ios *iostreams.IO) error {
+	var faults []recording.Fault
+	for _, s := range c.Inject {
+		f, err := recording.ParseFault(s)
+		if err != nil {
+			return usageError("%v", err)
+		}
+		faults = append(faults, f)
+	}
+	speed := c.Speed
+	if c.Realtime {
+		if speed != 0 {
+			return usageError("--realtime and --speed: choose one")
+		}
+		speed = 1
+	}
+	if speed < 0 {
+		return usageError("--speed must be positive")
+	}
+	if (c.Update || c.Against != "") && !c.Check {
+		return usageError("--update and --against go with --check")
+	}
+	if c.Check {
+		return c.check(ios)
+	}
+	if len(c.AgentArgs) > 0 && !c.AsAgent {
+		return usageError("unexpected arguments %q (agent arguments go with --as-agent or --check)", c.AgentArgs)
+	}
+	warn := func(err error) { fmt.Fprintf(ios.Err, "agentjq: warning: %s: %v\n", c.File, err) }
+	if c.AsAgent {
+		if c.File == "-" {
+			return usageError("replay --as-agent reads the client on stdin: the recording must be a file")
+		}
+		f, err := os.Open(c.File)
+		if err != nil {
+			return err
+		}
+		h, entries, err := recording.ReadAll(f, warn)
+		f.Close()
+		if err != nil {
+			return err
+		}
+		if c.AfterSeq > 0 {
+			return usageError("--after-seq does not go with --as-agent")
+		}
+		err = recording.AsAgent(ctx, h, entries, ios.In, ios.Out, recording.AgentOptions{
+			Stderr: ios.Err, Wait: c.Wait, Speed: speed, IdleLimit: c.IdleLimit,
+			Faults: faults, LookupEnv: ios.LookupEnv,
+		})
+		return replayExit(err)
+	}
+	in, closeIn, err := openInput(ios, c.File)
+	if err != nil {
+		return err
+	}
+	defer closeIn()
+	opts := recording.PlayOptions{Speed: speed, IdleLimit: c.IdleLimit, AfterSeq: c.AfterSeq, Faults: faults, Warn: warn}
+	if c.Stderr {
+		opts.Stderr = ios.Err
+	}
+	return replayExit(recording.Play(ctx, in, ios.Out, opts))
+}
+
+// replayExit maps replay's errors to exit statuses: an injected or
+// recorded exit code as it is, a mismatch as 1 with its report.
+func replayExit(err error) error {
+	var ee *recording.ExitError
+	if errors.As(err, &ee) {
+		return silentExit(ee.Code)
+	}
+	var me *recording.MismatchError
+	if errors.As(err, &me) {
+		return &exitError{code: me.ExitCode(), err: me}
+	}
+	return err
+}
+
+func openInput(ios *iostreams.IO, path string) (io.Reader, func(), error) {
+	if path == "-" {
+		return ios.In, func() {}, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, func() { f.Close() }, nil
+}
+
+// check compares the recording's agent output with a new transcript.
+func (c *ReplayCmd) check(ios *iostreams.IO) error {
+	if c.Against == "" {
+		return &exitError{code: protocol.ExitError, err: errors.New("replay --check: re-running a recording against the live agent is not wired yet; compare two recordings with --against NEW")}
+	}
+	_, old, err := readRecordingFile(ios, c.File)
+	if err != nil {
+		return err
+	}
+	_, cur, err := readRecordingFile(ios, c.Against)
+	if err != nil {
+		return err
+	}
+	drift := recording.Drift(recording.Transcript(old, recording.Out), recording.Transcript(cur, recording.Out))
+	if len(drift) == 0 {
+		return nil
+	}
+	fmt.Fprintf(ios.Out, "drift between %s and %s (- recorded only, + new only, ~ keys changed):\n", c.File, c.Against)
+	for _, d := range drift {
+		fmt.Fprintln(ios.Out, d.String())
+	}
+	if c.Update {
+		if err := copyFile(c.Against, c.File); err != nil {
+			return err
+		}
+		fmt.Fprintf(ios.Err, "agentjq: %s updated from %s\n", c.File, c.Against)
+		return nil
+	}
+	return silentExit(protocol.ExitError)
+}
+
+func readRecordingFile(ios *iostreams.IO, path string) (recording.Header, []recording.Entry, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return recording.Header{}, nil, err
+	}
+	defer f.Close()
+	h, entries, err := recording.ReadAll(f, func(err error) { fmt.Fprintf(ios.Err, "agentjq: warning: %s: %v\n", path, err) })
+	if err != nil {
+		return h, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return h, entries, nil
+}
+
+// copyFile replaces dst with src through a temporary file and a rename,
+// so a fixture is never left half written.
+func copyFile(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	tmp := dst + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, dst)
+}
