@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/agentjq/agentjq/filter"
 	"github.com/agentjq/agentjq/iostreams"
+	"github.com/agentjq/agentjq/view"
 )
 
 // FilterCmd is the filter subcommand. jq's flags do not fit kong (--arg
@@ -29,7 +32,7 @@ func (c *FilterCmd) Run(ctx context.Context, ios *iostreams.IO) error {
 		return nil
 	}
 	if o.View {
-		return usageError("filter --view: the view renderer is not part of this build yet")
+		return runView(ctx, ios, o)
 	}
 	o.Environ = ios.Environ
 	o.Dir = ios.Dir
@@ -55,4 +58,27 @@ func isRegularFile(w any) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode().IsRegular()
+}
+
+// runView renders the stream (stdin or the files, one after the other)
+// for a person.
+func runView(ctx context.Context, ios *iostreams.IO, o *filter.Options) error {
+	in := ios.In
+	if len(o.Files) > 0 {
+		readers := make([]io.Reader, 0, len(o.Files))
+		for _, name := range o.Files {
+			path := name
+			if ios.Dir != "" && !filepath.IsAbs(path) {
+				path = filepath.Join(ios.Dir, path)
+			}
+			f, err := os.Open(path)
+			if err != nil {
+				return &exitError{code: filter.ExitUsage, err: err}
+			}
+			defer f.Close()
+			readers = append(readers, f)
+		}
+		in = io.MultiReader(readers...)
+	}
+	return view.Render(ctx, in, ios.Out, view.Options{Color: ios.ColorOut(iostreams.ColorMode(o.ColorMode))})
 }

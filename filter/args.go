@@ -183,6 +183,11 @@ func ParseArgs(args []string) (*Options, error) {
 			}
 		}
 	}
+	if o.View && havePrograms {
+		// --view runs no program: every positional is a file.
+		o.Files = append([]string{o.Program}, o.Files...)
+		o.Program = ""
+	}
 	if o.Help || o.View {
 		return o, nil
 	}
@@ -194,7 +199,7 @@ func ParseArgs(args []string) (*Options, error) {
 }
 
 func (o *Options) positional(a string, havePrograms *bool, mode string) error {
-	if !*havePrograms && o.ProgramFile == "" && !o.View {
+	if !*havePrograms && o.ProgramFile == "" {
 		o.Program = a
 		*havePrograms = true
 		return nil

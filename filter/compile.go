@@ -38,23 +38,25 @@ func (l *moduleLoader) LoadInitModules() ([]*gojq.Query, error) {
 	return []*gojq.Query{q}, nil
 }
 
-func (l *moduleLoader) LoadModule(name string) (*gojq.Query, error) {
+func (l *moduleLoader) LoadModuleWithMeta(name string, meta map[string]any) (*gojq.Query, error) {
 	if name == "agentlib" {
 		if q, err := agentlibQuery(); err != nil || q != nil {
 			return q, err
 		}
 	}
 	if m, ok := l.dirs.(interface {
-		LoadModule(string) (*gojq.Query, error)
+		LoadModuleWithMeta(string, map[string]any) (*gojq.Query, error)
 	}); ok {
-		return m.LoadModule(name)
+		return m.LoadModuleWithMeta(name, meta)
 	}
 	return nil, fmt.Errorf("module not found: %q", name)
 }
 
-func (l *moduleLoader) LoadJSON(name string) (any, error) {
-	if m, ok := l.dirs.(interface{ LoadJSON(string) (any, error) }); ok {
-		return m.LoadJSON(name)
+func (l *moduleLoader) LoadJSONWithMeta(name string, meta map[string]any) (any, error) {
+	if m, ok := l.dirs.(interface {
+		LoadJSONWithMeta(string, map[string]any) (any, error)
+	}); ok {
+		return m.LoadJSONWithMeta(name, meta)
 	}
 	return nil, fmt.Errorf("module not found: %q", name)
 }

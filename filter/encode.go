@@ -86,6 +86,13 @@ func (s *style) paint(b []byte, color string) []byte {
 	return b
 }
 
+// punct writes punctuation in a container's colour.
+func (s *style) punct(b []byte, p string, color string) []byte {
+	b = s.paint(b, color)
+	b = append(b, p...)
+	return s.reset(b)
+}
+
 func (s *style) reset(b []byte) []byte {
 	if s.color {
 		b = append(b, colorReset...)
@@ -129,67 +136,54 @@ func (s *style) encode(b []byte, v any, level int) []byte {
 		b = appendString(b, v, s.ascii)
 		return s.reset(b)
 	case []any:
-		b = s.paint(b, colorArray)
-		b = append(b, '[')
 		if len(v) == 0 {
-			b = append(b, ']')
-			return s.reset(b)
+			return s.punct(b, "[]", colorArray)
 		}
+		b = s.punct(b, "[", colorArray)
 		for i, x := range v {
 			if i > 0 {
-				b = s.paint(b, colorArray)
-				b = append(b, ',')
+				b = s.punct(b, ",", colorArray)
 			}
 			if s.pretty() {
 				b = s.newline(b, level+1)
 			}
-			b = s.reset(b)
 			b = s.encode(b, x, level+1)
 		}
-		b = s.paint(b, colorArray)
 		if s.pretty() {
 			b = s.newline(b, level)
 		}
-		b = append(b, ']')
-		return s.reset(b)
+		return s.punct(b, "]", colorArray)
 	case map[string]any:
-		b = s.paint(b, colorObject)
-		b = append(b, '{')
 		if len(v) == 0 {
-			b = append(b, '}')
-			return s.reset(b)
+			return s.punct(b, "{}", colorObject)
 		}
 		keys := make([]string, 0, len(v))
 		for k := range v {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
+		b = s.punct(b, "{", colorObject)
 		for i, k := range keys {
 			if i > 0 {
-				b = s.paint(b, colorObject)
-				b = append(b, ',')
+				b = s.punct(b, ",", colorObject)
 			}
 			if s.pretty() {
 				b = s.newline(b, level+1)
 			}
-			b = s.reset(b)
 			b = s.paint(b, colorKey)
 			b = appendString(b, k, s.ascii)
 			b = s.reset(b)
-			b = s.paint(b, colorObject)
-			b = append(b, ':')
 			if s.pretty() {
-				b = append(b, ' ')
+				b = s.punct(b, ": ", colorObject)
+			} else {
+				b = s.punct(b, ":", colorObject)
 			}
-			b = s.reset(b)
 			b = s.encode(b, v[k], level+1)
 		}
-		b = s.paint(b, colorObject)
 		if s.pretty() {
 			b = s.newline(b, level)
 		}
-		b = append(b, '}')
-		return s.reset(b)
+		return s.punct(b, "}", colorObject)
 	default:
 		panic(fmt.Sprintf("filter: cannot encode %T", v))
 	}
@@ -202,7 +196,7 @@ func appendFloat(b []byte, f float64) []byte {
 		return append(b, "null"...)
 	}
 	f = min(max(f, -math.MaxFloat64), math.MaxFloat64)
-	if f == math.Trunc(f) && math.Abs(f) < 1e17 {
+	if f == math.Trunc(f) && math.Abs(f) <= 1<<53 && !math.Signbit(f) {
 		return strconv.AppendInt(b, int64(f), 10)
 	}
 	format := byte('f')
@@ -262,11 +256,7 @@ func appendString(b []byte, s string, ascii bool) []byte {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			b = append(b, s[start:i]...)
-			if ascii {
-				b = append(b, `\ufffd`...)
-			} else {
-				b = append(b, "\ufffd"...)
-			}
+			b = append(b, `\ufffd`...)
 			i++
 			start = i
 			continue

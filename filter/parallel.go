@@ -67,7 +67,7 @@ func (e *engine) stream() {
 			b.data = append(b.data, l.text...)
 			l.text = nil
 			b.spans = append(b.spans, lineSpan{line: l, start: start, end: len(b.data)})
-			if len(b.spans) >= batchLines || len(b.data) >= batchBytes || lr.br.Buffered() == 0 {
+			if len(b.spans) >= batchLines || len(b.data) >= batchBytes || lr.br == nil || lr.br.Buffered() == 0 {
 				if !send() {
 					return
 				}
