@@ -1,0 +1,317 @@
+package approve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentjq/agentjq/fixtures"
+	"github.com/agentjq/agentjq/protocol"
+)
+
+func bashReq(cmd string) *Request {
+	return &Request{RequestID: "r1", CanUseTool: protocol.CanUseTool{Subtype: "can_use_tool", ToolName: "Bash",
+		Input: json.RawMessage(`{"command":` + quoteJSON(cmd) + `}`), ToolUseID: "toolu_1"}, Cwd: "/p"}
+}
+
+func writePolicy(t *testing.T, name, src string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestJQPolicy(t *testing.T) {
+	src := `if .tool_name == "Bash" and (.input.command | startswith("terraform apply")) then
+  {behavior: "allow", updatedInput: (.input | .command += " -dry-run")}
+elif .tool_name == "Bash" and (.input.command | test("^rm ")) then
+  {behavior: "deny", message: "no rm in \(.cwd)"}
+elif .tool_name == "Read" then "allow"
+elif .tool_name == "Explode" then error("boom")
+elif .tool_name == "AskUserQuestion" then {answers: {(.input.questions[0].question): .input.questions[0].options[0].label}}
+elif .tool_name == "Weird" then 42
+else empty end`
+	p, err := ParseJQPolicy("p.jq", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	p.Stderr = &stderr
+	ctx := context.Background()
+
+	v, _ := p.Decide(ctx, bashReq("terraform apply"))
+	if v.Behavior != protocol.Allow || string(v.UpdatedInput) != `{"command":"terraform apply -dry-run"}` || v.Source != protocol.ByJQ {
+		t.Errorf("rewrite: %+v %s", v, v.UpdatedInput)
+	}
+	v, _ = p.Decide(ctx, bashReq("rm x"))
+	if v.Behavior != protocol.Deny || v.Message != "no rm in /p" {
+		t.Errorf("deny: %+v", v)
+	}
+	v, _ = p.Decide(ctx, bashReq("make"))
+	if v.Behavior != "" {
+		t.Errorf("no output must be no opinion: %+v", v)
+	}
+	r := bashReq("")
+	r.ToolName, r.Input = "Read", json.RawMessage(`{"file_path":"/x"}`)
+	if v, _ = p.Decide(ctx, r); v.Behavior != protocol.Allow || string(v.UpdatedInput) != `{"file_path":"/x"}` {
+		t.Errorf("string allow: %+v", v)
+	}
+	for _, tool := range []string{"Explode", "Weird"} {
+		stderr.Reset()
+		r.ToolName = tool
+		v, _ = p.Decide(ctx, r)
+		if v.Behavior != protocol.Deny || v.Source != protocol.ByError || !strings.Contains(stderr.String(), "p.jq") {
+			t.Errorf("%s: %+v, stderr %q", tool, v, stderr.String())
+		}
+	}
+	r.ToolName, r.Input = "AskUserQuestion", json.RawMessage(`{"questions":[{"question":"Pet?","options":[{"label":"Cats"}]}]}`)
+	if v, _ = p.Decide(ctx, r); v.Behavior != protocol.Allow || !strings.Contains(string(v.UpdatedInput), `"answers":{"Pet?":"Cats"}`) {
+		t.Errorf("answers: %+v %s", v, v.UpdatedInput)
+	}
+
+	_, err = ParseJQPolicy("bad.jq", []byte("if .x then\n  \"allow\" els \"deny\" end"))
+	var pe *PolicyError
+	if !errors.As(err, &pe) || pe.Line != 2 || !strings.HasPrefix(err.Error(), "bad.jq:2:") {
+		t.Errorf("parse error: %v", err)
+	}
+}
+
+func TestJQPolicyTimeout(t *testing.T) {
+	p, err := ParseJQPolicy("loop.jq", []byte(`def f: f; f`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Chain{jq: []*JQPolicy{p}}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	v, _ := c.Decide(ctx, bashReq("x"))
+	if v.Behavior != protocol.Deny || v.Source != protocol.ByTimeout || time.Since(start) > 5*time.Second {
+		t.Errorf("got %+v after %v", v, time.Since(start))
+	}
+}
+
+func TestChainOrder(t *testing.T) {
+	rules := writePolicy(t, "r.json", `{"allow": ["Bash(git:*)"], "ask": ["Bash(make deploy)"], "deny": ["Bash(rm:*)"], "default": "ask"}`)
+	jq := writePolicy(t, "p.jq", `if .input.command == "make" then "allow" elif .input.command == "git push" then "deny" else empty end`)
+	c, err := NewChain(ChainOptions{Policies: []string{rules, jq}, Cwd: "/p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cases := []struct{ cmd, behavior, source string }{
+		{"git push", protocol.Allow, protocol.ByRules}, // rules come first
+		{"rm x", protocol.Deny, protocol.ByRules},
+		{"make", protocol.Allow, protocol.ByJQ},
+		{"make deploy", protocol.Deny, protocol.ByDefault}, // ask, and nobody to ask
+		{"ls", protocol.Deny, protocol.ByDefault},
+	}
+	for _, tc := range cases {
+		v, err := c.Decide(context.Background(), bashReq(tc.cmd))
+		if err != nil || v.Behavior != tc.behavior || v.Source != tc.source || (v.Behavior == protocol.Deny && v.Message == "") {
+			t.Errorf("%q: %+v %v, want %s by %s", tc.cmd, v, err, tc.behavior, tc.source)
+		}
+	}
+}
+
+func TestChainLoadErrors(t *testing.T) {
+	bad := writePolicy(t, "bad.json", "{\n  \"deny\": [\"Bash(rm:*\"]\n}")
+	_, err := NewChain(ChainOptions{Policies: []string{bad}})
+	if err == nil || !strings.HasSuffix(strings.SplitN(err.Error(), ": ", 2)[0], "bad.json:2:12") {
+		t.Errorf("got %v", err)
+	}
+	badjq := writePolicy(t, "bad.jq", `.tool_name ==`)
+	if _, err := NewChain(ChainOptions{Policies: []string{badjq}}); err == nil || !strings.Contains(err.Error(), "bad.jq:1:") {
+		t.Errorf("got %v", err)
+	}
+	if _, err := NewChain(ChainOptions{Policies: []string{"/nonexistent.json"}}); err == nil {
+		t.Error("a missing file must fail")
+	}
+}
+
+func TestCoProcessApprover(t *testing.T) {
+	c, err := NewChain(ChainOptions{Approver: "./testdata/echo-approver.sh", Stderr: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	for i := 0; i < 3; i++ {
+		v, _ := c.Decide(ctx, bashReq("git status"))
+		if v.Behavior != protocol.Allow || v.Source != protocol.ByApprover || string(v.UpdatedInput) != `{"command":"git status"}` {
+			t.Fatalf("allow: %+v", v)
+		}
+		v, _ = c.Decide(ctx, bashReq("rm x"))
+		if v.Behavior != protocol.Deny || v.Message != "approver says no" {
+			t.Fatalf("deny: %+v", v)
+		}
+	}
+}
+
+func TestCoProcessCrashGarbageTimeout(t *testing.T) {
+	var stderr bytes.Buffer
+	cp := NewCoProcess(ApproverOptions{Command: "./testdata/crash-approver.sh", Stderr: &syncWriter{w: &stderr}})
+	defer cp.Close()
+	ctx := context.Background()
+	want := []string{"cannot read", "exited", "cannot read", "exited", "crashed again"}
+	for i, w := range want {
+		v, _ := cp.Decide(ctx, bashReq("git status"))
+		if v.Behavior != protocol.Deny || !strings.Contains(v.Message, w) {
+			t.Errorf("request %d: %+v, want a deny saying %q", i, v, w)
+		}
+	}
+
+	slow := NewCoProcess(ApproverOptions{Command: "./testdata/slow-approver.sh", Timeout: 200 * time.Millisecond})
+	defer slow.Close()
+	start := time.Now()
+	v, _ := slow.Decide(ctx, bashReq("x"))
+	if v.Behavior != protocol.Deny || v.Source != protocol.ByTimeout || time.Since(start) > 4*time.Second {
+		t.Errorf("timeout: %+v after %v", v, time.Since(start))
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	time.AfterFunc(100*time.Millisecond, cancel)
+	if _, err := slow.Decide(cctx, bashReq("x")); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancel: %v", err)
+	}
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func TestHookApprover(t *testing.T) {
+	cases := []struct {
+		script, behavior, msg string
+	}{
+		{`cat >/dev/null; echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}'`, protocol.Allow, ""},
+		{`cat >/dev/null; echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"nope"}}'`, protocol.Deny, "nope"},
+		{`cat >/dev/null; echo 'blocked by hook' >&2; exit 2`, protocol.Deny, "blocked by hook"},
+		{`cat >/dev/null; exit 1`, protocol.Deny, "failed"},
+		{`cat >/dev/null; echo garbage`, protocol.Deny, "cannot read"},
+		{`cat >/dev/null`, "", ""},
+		{`cat >/dev/null; echo '{"decision":"block","reason":"old style"}'`, protocol.Deny, "old style"},
+		{`grep -q '"hook_event_name":"PreToolUse"' && grep -q . ; echo '{"decision":"approve"}'`, protocol.Allow, ""},
+		{`cat >/dev/null; echo '{"hookSpecificOutput":{"permissionDecision":"allow","updatedInput":{"command":"git status --short"}}}'`, protocol.Allow, ""},
+	}
+	for _, tc := range cases {
+		h := NewHook(ApproverOptions{Command: tc.script, Stderr: io.Discard})
+		v, err := h.Decide(context.Background(), bashReq("git status"))
+		if err != nil || v.Behavior != tc.behavior || !strings.Contains(v.Message, tc.msg) {
+			t.Errorf("%s: %+v %v, want %q %q", tc.script, v, err, tc.behavior, tc.msg)
+		}
+	}
+	h := NewHook(ApproverOptions{Command: `cat >/dev/null; echo '{"hookSpecificOutput":{"permissionDecision":"allow","updatedInput":{"command":"git status --short"}}}'`})
+	v, _ := h.Decide(context.Background(), bashReq("git status"))
+	if string(v.UpdatedInput) != `{"command":"git status --short"}` {
+		t.Errorf("updatedInput: %s", v.UpdatedInput)
+	}
+	h = NewHook(ApproverOptions{Command: "sleep 10", Timeout: 200 * time.Millisecond})
+	start := time.Now()
+	if v, _ := h.Decide(context.Background(), bashReq("x")); v.Behavior != protocol.Deny || time.Since(start) > 5*time.Second {
+		t.Errorf("timeout: %+v after %v", v, time.Since(start))
+	}
+}
+
+func TestServe(t *testing.T) {
+	rules := writePolicy(t, "r.json", `{"allow": ["mcp__probe", "Bash(echo:*)"], "answers": {"Pet": "Dogs"}}`)
+	c, err := NewChain(ChainOptions{Policies: []string{rules}, Cwd: "/home/user/project"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in bytes.Buffer
+	for _, name := range []string{"mcp-ping", "ask-answer", "rmrf-deny", "write-allow"} {
+		b, err := fixtures.Capture(name, "out")
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.Write(b)
+	}
+	in.WriteString("not json\n")
+	var out, stderr bytes.Buffer
+	bad, err := Serve(context.Background(), &in, &out, c, ServeOptions{Stderr: &stderr})
+	if err != nil || bad != 1 {
+		t.Fatalf("bad %d, err %v, stderr %s", bad, err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	want := []string{protocol.Allow, protocol.Allow, protocol.Deny, protocol.Deny}
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), out.String())
+	}
+	for i, l := range lines {
+		var resp struct {
+			Type     string `json:"type"`
+			Response struct {
+				Subtype  string                    `json:"subtype"`
+				Response protocol.PermissionResult `json:"response"`
+			} `json:"response"`
+		}
+		if err := json.Unmarshal([]byte(l), &resp); err != nil {
+			t.Fatal(err)
+		}
+		r := resp.Response.Response
+		if resp.Type != "control_response" || r.Behavior != want[i] {
+			t.Errorf("line %d: %s", i, l)
+		}
+		if r.Behavior == protocol.Allow && len(r.UpdatedInput) == 0 || r.Behavior == protocol.Deny && r.Message == "" {
+			t.Errorf("line %d incomplete: %s", i, l)
+		}
+	}
+	if !strings.Contains(lines[1], `"answers":{"Do you prefer cats or dogs?":"Dogs"}`) {
+		t.Errorf("answer: %s", lines[1])
+	}
+}
+
+func TestTestStreamAndExpect(t *testing.T) {
+	rules := writePolicy(t, "r.json", `{"allow": ["Edit(banana.txt)"], "deny": ["Bash(rm:*)"]}`)
+	c, err := NewChain(ChainOptions{Policies: []string{rules}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []TestResult
+	for _, name := range []string{"write-allow", "rmrf-deny", "chain"} {
+		b, _ := fixtures.Capture(name, "out")
+		res, err := TestStream(context.Background(), name, bytes.NewReader(b), c, "", io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, res...)
+	}
+	// A recording: the same requests inside "out" entries.
+	b, _ := fixtures.Capture("write-allow", "out")
+	var rec bytes.Buffer
+	rec.WriteString(`{"agentjq_recording":1,"agent":"claude","cwd":"/home/user/project"}` + "\n")
+	for i, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		rec.WriteString(`{"seq":` + itoa(i+1) + `,"ms":1.000,"dir":"out","msg":` + l + "}\n")
+	}
+	res, err := TestStream(context.Background(), "rec", &rec, c, "", io.Discard)
+	if err != nil || len(res) != 1 || res[0].Verdict.Behavior != protocol.Allow {
+		t.Fatalf("recording: %+v %v", res, err)
+	}
+	exp, err := ParseExpectations("e", []byte("# expectations\ntoolu_w1 allow\ntoolu_r1 deny\ntoolu_c2 allow\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	diffs := CheckExpectations(all, exp)
+	if len(diffs) != 1 || !strings.HasPrefix(diffs[0], "toolu_c2:") {
+		t.Errorf("diffs %q", diffs)
+	}
+}
+
+func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }

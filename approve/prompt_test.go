@@ -1,0 +1,268 @@
+package approve
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentjq/agentjq/protocol"
+)
+
+// fakeTTY is a terminal made of two pipes: the test types into one and
+// reads what the prompter prints from the other.
+type fakeTTY struct {
+	inR  *io.PipeReader
+	inW  *io.PipeWriter
+	outR *io.PipeReader
+	outW *io.PipeWriter
+	seen chan string
+}
+
+func newFakeTTY(t *testing.T) *fakeTTY {
+	f := &fakeTTY{seen: make(chan string, 1024)}
+	f.inR, f.inW = io.Pipe()
+	f.outR, f.outW = io.Pipe()
+	go func() {
+		br := bufio.NewReader(f.outR)
+		var cur strings.Builder
+		for {
+			b, err := br.ReadByte()
+			if err != nil {
+				close(f.seen)
+				return
+			}
+			cur.WriteByte(b)
+			// Prompts end without a newline: hand them over at ": ".
+			if b == '\n' || strings.HasSuffix(cur.String(), ": ") {
+				f.seen <- cur.String()
+				cur.Reset()
+			}
+		}
+	}()
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func (f *fakeTTY) Read(p []byte) (int, error)  { return f.inR.Read(p) }
+func (f *fakeTTY) Write(p []byte) (int, error) { return f.outW.Write(p) }
+func (f *fakeTTY) Close() error {
+	f.inW.Close()
+	f.outW.Close()
+	return nil
+}
+
+// waitFor reads printed output until a piece containing s.
+func (f *fakeTTY) waitFor(t *testing.T, s string) string {
+	t.Helper()
+	var all strings.Builder
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case l, ok := <-f.seen:
+			if !ok {
+				t.Fatalf("tty closed before %q; saw %q", s, all.String())
+			}
+			all.WriteString(l)
+			if strings.Contains(l, s) {
+				return all.String()
+			}
+		case <-deadline:
+			t.Fatalf("no %q within 5s; saw %q", s, all.String())
+		}
+	}
+}
+
+func (f *fakeTTY) typeLine(t *testing.T, s string) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { f.inW.Write([]byte(s + "\n")); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("typing %q blocked", s)
+	}
+}
+
+type result struct {
+	v   Verdict
+	err error
+}
+
+func decideAsync(p *Prompter, ctx context.Context, req *Request) chan result {
+	ch := make(chan result, 1)
+	go func() { v, err := p.Decide(ctx, req); ch <- result{v, err} }()
+	return ch
+}
+
+func wait(t *testing.T, ch chan result) result {
+	t.Helper()
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(5 * time.Second):
+		t.Fatal("no decision within 5s")
+	}
+	return result{}
+}
+
+func TestPromptYesNoInterrupt(t *testing.T) {
+	tty := newFakeTTY(t)
+	p := NewPrompter(tty, "/home/u")
+	ctx := context.Background()
+
+	ch := decideAsync(p, ctx, bashReq("make test"))
+	shown := tty.waitFor(t, "[i]nterrupt: ")
+	if !strings.Contains(shown, "command: make test") || !strings.Contains(shown, "Bash") {
+		t.Errorf("prompt shows %q", shown)
+	}
+	tty.typeLine(t, "maybe") // not an answer: asked again
+	tty.waitFor(t, "[i]nterrupt: ")
+	tty.typeLine(t, "y")
+	if r := wait(t, ch); r.v.Behavior != protocol.Allow || r.v.Source != protocol.ByTTY || string(r.v.UpdatedInput) != `{"command":"make test"}` {
+		t.Errorf("yes: %+v", r)
+	}
+
+	ch = decideAsync(p, ctx, bashReq("rm -rf build"))
+	tty.waitFor(t, "[i]nterrupt: ")
+	tty.typeLine(t, "n")
+	tty.waitFor(t, "(optional): ")
+	tty.typeLine(t, "use make clean")
+	if r := wait(t, ch); r.v.Behavior != protocol.Deny || r.v.Message != "use make clean" {
+		t.Errorf("no: %+v", r)
+	}
+
+	ch = decideAsync(p, ctx, bashReq("rm -rf build"))
+	tty.waitFor(t, "[i]nterrupt: ")
+	tty.typeLine(t, "i")
+	if r := wait(t, ch); r.v.Behavior != protocol.Deny || !r.v.Interrupt {
+		t.Errorf("interrupt: %+v", r)
+	}
+}
+
+func TestPromptAlwaysAddsSessionRule(t *testing.T) {
+	tty := newFakeTTY(t)
+	p := NewPrompter(tty, "/home/u")
+	ctx := context.Background()
+	req := bashReq("rm -rf /tmp/x")
+	req.PermissionSuggestions = []json.RawMessage{
+		json.RawMessage(`{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"rm -rf /tmp/x"}],"behavior":"allow","destination":"localSettings"}`),
+		json.RawMessage(`{"type":"setMode","mode":"acceptEdits","destination":"session"}`),
+	}
+	ch := decideAsync(p, ctx, req)
+	tty.waitFor(t, "[i]nterrupt: ")
+	tty.typeLine(t, "a")
+	r := wait(t, ch)
+	if r.v.Behavior != protocol.Allow || len(r.v.UpdatedPermissions) != 1 || !strings.Contains(string(r.v.UpdatedPermissions[0]), "addRules") {
+		t.Fatalf("always: %+v", r.v)
+	}
+	if got := p.SessionRules(); len(got) != 1 || got[0] != "Bash(rm -rf /tmp/x)" {
+		t.Errorf("session rules %q", got)
+	}
+	// The same call again: allowed without a prompt.
+	r = wait(t, decideAsync(p, ctx, bashReq("rm -rf /tmp/x")))
+	if r.v.Behavior != protocol.Allow || !strings.HasPrefix(r.v.Rule, "session ") {
+		t.Errorf("again: %+v", r.v)
+	}
+	// A different call still asks; a compound one asks for the new part.
+	ch = decideAsync(p, ctx, bashReq("rm -rf /tmp/x && rm -rf /"))
+	tty.waitFor(t, "[i]nterrupt: ")
+	tty.typeLine(t, "n")
+	tty.waitFor(t, "(optional): ")
+	tty.typeLine(t, "")
+	if r := wait(t, ch); r.v.Behavior != protocol.Deny || r.v.Message == "" {
+		t.Errorf("compound: %+v", r.v)
+	}
+}
+
+func TestPromptCancelled(t *testing.T) {
+	tty := newFakeTTY(t)
+	p := NewPrompter(tty, "")
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := decideAsync(p, ctx, bashReq("make"))
+	tty.waitFor(t, "[i]nterrupt: ")
+	cancel()
+	tty.waitFor(t, "withdrew the request")
+	if r := wait(t, ch); r.err == nil {
+		t.Errorf("cancelled prompt returned %+v", r.v)
+	}
+	// A line typed for the withdrawn prompt is not taken as the next answer.
+	tty.typeLine(t, "y")
+	time.Sleep(50 * time.Millisecond)
+	ch = decideAsync(p, context.Background(), bashReq("make install"))
+	tty.waitFor(t, "[i]nterrupt: ")
+	tty.typeLine(t, "n")
+	tty.waitFor(t, "(optional): ")
+	tty.typeLine(t, "")
+	if r := wait(t, ch); r.v.Behavior != protocol.Deny {
+		t.Errorf("stale line answered the next prompt: %+v", r.v)
+	}
+}
+
+func TestPromptTTYClosed(t *testing.T) {
+	tty := newFakeTTY(t)
+	p := NewPrompter(tty, "")
+	ch := decideAsync(p, context.Background(), bashReq("make"))
+	tty.waitFor(t, "[i]nterrupt: ")
+	tty.inW.Close()
+	if r := wait(t, ch); r.v.Behavior != protocol.Deny || !strings.Contains(r.v.Message, "terminal closed") {
+		t.Errorf("closed: %+v", r)
+	}
+}
+
+func TestPromptPicker(t *testing.T) {
+	tty := newFakeTTY(t)
+	p := NewPrompter(tty, "")
+	req := &Request{RequestID: "q", CanUseTool: protocol.CanUseTool{ToolName: "AskUserQuestion", RequiresUserInteraction: true,
+		Input: json.RawMessage(`{"questions":[
+ {"question":"Pet?","header":"Pet","options":[{"label":"Cats","description":"Independent"},{"label":"Dogs"}],"multiSelect":false},
+ {"question":"Languages?","header":"Lang","options":[{"label":"Go"},{"label":"C"},{"label":"Rust"}],"multiSelect":true}]}`)}}
+	ch := decideAsync(p, context.Background(), req)
+	shown := tty.waitFor(t, "decline: ")
+	if !strings.Contains(shown, "1) Cats: Independent") || !strings.Contains(shown, "[Pet] Pet?") {
+		t.Errorf("picker shows %q", shown)
+	}
+	tty.typeLine(t, "1,2") // two answers to a single-select question: asked again
+	tty.waitFor(t, "decline: ")
+	tty.typeLine(t, "2")
+	if shown := tty.waitFor(t, "decline: "); !strings.Contains(shown, "several: 1,3") {
+		t.Errorf("multi-select prompt %q", shown)
+	}
+	tty.typeLine(t, "1,3")
+	r := wait(t, ch)
+	if r.v.Behavior != protocol.Allow || !strings.Contains(string(r.v.UpdatedInput), `"answers":{"Languages?":"Go, Rust","Pet?":"Dogs"}`) {
+		t.Errorf("picker: %+v %s", r.v, r.v.UpdatedInput)
+	}
+
+	ch = decideAsync(p, context.Background(), req)
+	tty.waitFor(t, "decline: ")
+	tty.typeLine(t, "")
+	if r := wait(t, ch); r.v.Behavior != protocol.Deny || r.v.Message == "" {
+		t.Errorf("declined: %+v", r.v)
+	}
+}
+
+func TestChainUsesTerminalForAsk(t *testing.T) {
+	tty := newFakeTTY(t)
+	rules := writePolicy(t, "r.json", `{"ask": ["Bash(make:*)"], "allow": ["Bash(make:*)"]}`)
+	c, err := NewChain(ChainOptions{Policies: []string{rules}, TTY: func() (io.ReadWriteCloser, error) { return tty, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ch := make(chan Verdict, 1)
+	go func() { v, _ := c.Decide(context.Background(), bashReq("make")); ch <- v }()
+	tty.waitFor(t, "[i]nterrupt: ")
+	tty.typeLine(t, "y")
+	select {
+	case v := <-ch:
+		if v.Behavior != protocol.Allow || v.Source != protocol.ByTTY {
+			t.Errorf("got %+v", v)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no decision")
+	}
+}
