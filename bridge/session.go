@@ -56,8 +56,12 @@ type Options struct {
 	// Init, when set, is sent as an initialize control request first.
 	Init any
 	// KeepStdinOpen holds the agent's stdin open while hooks or SDK MCP
-	// servers are registered, until the session ends.
+	// servers are registered, until the session ends: on a normal end it
+	// closes only once the agent has been quiet for a moment.
 	KeepStdinOpen bool
+	// AtEnd run once when the session is over (the agent exited or never
+	// started), before the exit event: hosted servers are stopped there.
+	AtEnd []func()
 
 	// Tap sees every line in every direction, in order.
 	Tap func(dir recording.Direction, line []byte)
@@ -123,6 +127,7 @@ type session struct {
 
 	stderrTail tail
 	reqSeq     int
+	atEndOnce  sync.Once
 }
 
 // Run runs a session to the end and reports its outcome. The error is
@@ -173,6 +178,7 @@ func (s *session) run(ctx context.Context) (Report, error) {
 		for _, f := range []*os.File{stdinR, stdinW, stdoutR, stdoutW, stderrR, stderrW} {
 			f.Close()
 		}
+		s.runAtEnd()
 		return Report{AgentExit: -1}, &StartError{err}
 	}
 	stdinR.Close()
@@ -226,6 +232,7 @@ func (s *session) run(ctx context.Context) (Report, error) {
 	stdoutR.Close()
 	stderrR.Close()
 	s.cancelPending()
+	s.runAtEnd()
 	if waitErr != nil && s.cmd.ProcessState == nil {
 		return Report{AgentExit: -1}, &StartError{waitErr}
 	}
@@ -317,6 +324,11 @@ func (s *session) loop(ctx context.Context, exited <-chan struct{}) {
 				sd = s.escalate(sd, stageCloseStdin)
 			}
 		case <-stage:
+			if sd.stage == stageCloseStdin && !s.forcedShutdown() && s.silentFor() < s.opts.Grace {
+				// Still writing after its stdin closed: finishing its work.
+				sd.timer.Reset(s.opts.Grace)
+				continue
+			}
 			if sd.stage == stageCloseStdin && !s.forcedShutdown() {
 				s.mu.Lock()
 				s.reaped = true
@@ -379,7 +391,14 @@ func (s *session) escalate(sd *shutdown, stage int) *shutdown {
 func (s *session) readyToClose() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.inputDone && s.inFlight == 0 && len(s.pending) == 0 && len(s.ours) == 0 && len(s.background) == 0
+	return s.inputDone && s.inFlight == 0 && len(s.pending) == 0 && len(s.ours) == 0 && len(s.background) == 0 && s.settledLocked()
+}
+
+// silentFor is how long since the agent's last line.
+func (s *session) silentFor() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return time.Since(s.lastOutput)
 }
 
 // forcedShutdown reports whether the shutdown was asked for (signal,
