@@ -146,6 +146,9 @@ func ParseEntry(line []byte) (Entry, error) {
 	}
 	rest = rest[len(`,"dir":"`)-1:]
 	body := rest[:len(rest)-1] // drop the closing brace
+	if len(body) < 2 || bytes.HasPrefix(body, msgKey) || bytes.HasPrefix(body, textKey) {
+		return e, errors.New("recording entry: empty dir")
+	}
 	switch {
 	case bytes.Contains(body[:min(len(body), 24)], msgKey):
 		j := bytes.Index(body, msgKey)

@@ -98,6 +98,7 @@ func Play(ctx context.Context, r io.Reader, w io.Writer, opts PlayOptions) error
 	out := &emitter{w: bw, faults: opts.Faults, sleep: opts.Sleep}
 	p := pacer{speed: opts.Speed, idle: opts.IdleLimit}
 	paced := opts.Speed > 0 || len(opts.Faults) > 0
+	fast := !paced // nothing but copying: skip ParseEntry for plain lines
 	br := rr.br
 	var long []byte
 	for {
@@ -123,6 +124,24 @@ func Play(ctx context.Context, r io.Reader, w io.Writer, opts PlayOptions) error
 				break
 			}
 			continue
+		}
+		if fast {
+			seq, dir, payload, text, ok := splitEntry(trimmed)
+			if ok && !text && string(dir) == string(Out) && seq > opts.AfterSeq && (rerr == nil || validJSON(payload)) {
+				if _, err := bw.Write(payload); err != nil {
+					return err
+				}
+				if err := bw.WriteByte('\n'); err != nil {
+					return err
+				}
+				if rerr == io.EOF {
+					break
+				}
+				continue
+			}
+			if ok && string(dir) != string(Out) && string(dir) != string(Err) && rerr == nil {
+				continue
+			}
 		}
 		e, perr := ParseEntry(trimmed)
 		if perr != nil {
