@@ -1,0 +1,90 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/agentjq/agentjq/fixtures"
+)
+
+func checkScan(t *testing.T, line []byte) {
+	h, ok := Scan(line)
+	trimmed := bytes.TrimSpace(line)
+	want := json.Valid(line) && len(trimmed) > 0 && trimmed[0] == '{'
+	if ok != want {
+		t.Fatalf("Scan(%q) ok=%v, json.Valid says %v", line, ok, want)
+	}
+	if !ok {
+		return
+	}
+	// Keys match exactly, as the agent's own JSON parser matches them.
+	var e map[string]any
+	if err := json.Unmarshal(line, &e); err != nil {
+		t.Fatalf("valid but undecodable: %q", line)
+	}
+	typ, sub, id := h.Strings()
+	str := func(v any) string { s, _ := v.(string); return s }
+	// A duplicate key: the last one counts, in both.
+	if typ != str(e["type"]) || sub != str(e["subtype"]) || id != str(e["request_id"]) {
+		t.Fatalf("Scan(%q) head = %q %q %q, want %q %q %q", line, typ, sub, id, str(e["type"]), str(e["subtype"]), str(e["request_id"]))
+	}
+}
+
+func TestScanCaptures(t *testing.T) {
+	for _, name := range fixtures.Scenarios() {
+		for _, dir := range []string{"in", "out"} {
+			b, err := fixtures.Capture(name, dir)
+			if err != nil {
+				continue
+			}
+			for _, l := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+				checkScan(t, l)
+				if _, ok := Scan(l); !ok {
+					t.Errorf("%s.%s: a capture line was refused: %.100s", name, dir, l)
+				}
+			}
+		}
+	}
+}
+
+var scanCases = []string{
+	`{}`, ` {} `, `{"type":"x"}`, `{"type":"a\"b","subtype":"c\u0041"}`, `{"a":[1,2,{"b":null}],"type":"t"}`,
+	`{"type":1}`, `{"type":"x",}`, `{"type":"x"`, `{"type":"x"}}`, `[1]`, `"s"`, `{"a":01}`, `{"a":1.}`,
+	`{"a":-}`, `{"a":1e}`, `{"a":1e+5}`, `{"a":"\x01"}`, `{"a":"\q"}`, `{"a":"\u12"}`, `{"a":tru}`,
+	`{"a":true,"b":false,"c":null}`, `{"request_id":"r1","type":"control_request","request":{"subtype":"can_use_tool"}}`,
+	`{"a":"` + "\xff\xfe" + `"}`, `{"a" : [ ] , "b" : { } }`, "{\"a\":\"tab\there\"}", `{"a":"12345678\"9"}`,
+	`{"type":"x","type":"y"}`, `{"\u0074ype":"z"}`, ``, `{`, `}`, `{"a":[}`, `{"a":[1,]}`,
+}
+
+func TestScanCases(t *testing.T) {
+	for _, c := range scanCases {
+		checkScan(t, []byte(c))
+	}
+}
+
+func FuzzScan(f *testing.F) {
+	for _, c := range scanCases {
+		f.Add([]byte(c))
+	}
+	b, _ := fixtures.Capture("write-allow", "out")
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		f.Add(l)
+	}
+	f.Fuzz(func(t *testing.T, line []byte) { checkScan(t, line) })
+}
+
+func BenchmarkScan(b *testing.B) {
+	var buf bytes.Buffer
+	fixtures.WriteStream(&buf, 16<<20, true)
+	lines := bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n"))
+	b.SetBytes(int64(buf.Len()))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, l := range lines {
+			if _, ok := Scan(l); !ok {
+				b.Fatal("refused")
+			}
+		}
+	}
+}
