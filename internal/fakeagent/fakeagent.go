@@ -89,11 +89,25 @@ func Main(scenario string) int {
 			fmt.Fprintln(os.Stderr, err)
 			return 2
 		}
-		if _, ok := readLine(); !ok {
+		first, ok := readLine()
+		if !ok {
 			return 0
 		}
+		// A client's own initialize is answered under its request id
+		// (the capture's client used "init-1").
+		var initReq struct {
+			Type      string `json:"type"`
+			RequestID string `json:"request_id"`
+			Request   struct {
+				Subtype string `json:"subtype"`
+			} `json:"request"`
+		}
+		json.Unmarshal(first, &initReq)
 		lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
 		for _, line := range lines {
+			if initReq.Request.Subtype == "initialize" && initReq.RequestID != "init-1" {
+				line = bytes.Replace(line, []byte(`"request_id":"init-1"`), []byte(`"request_id":"`+initReq.RequestID+`"`), 1)
+			}
 			out.Write(append(line, '\n'))
 			var m struct {
 				Type      string `json:"type"`
