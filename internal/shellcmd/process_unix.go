@@ -14,8 +14,8 @@ func ownGroup(cmd *exec.Cmd) {
 	setPdeathsig(cmd.SysProcAttr)
 }
 
-// killGroup kills the process group led by pid.
-func killGroup(pid int) {
+// KillGroup kills the process group led by pid.
+func KillGroup(pid int) {
 	if pid > 0 {
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
 	}

@@ -14,8 +14,8 @@ func ownGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{CreationFlags: syscall.CREATE_NEW_PROCESS_GROUP}
 }
 
-// killGroup can only end the process itself on Windows.
-func killGroup(pid int) {
+// KillGroup can only end the process itself on Windows.
+func KillGroup(pid int) {
 	if p, err := os.FindProcess(pid); err == nil {
 		_ = p.Kill()
 	}

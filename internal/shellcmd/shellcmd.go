@@ -59,14 +59,13 @@ func Run(ctx context.Context, spec Spec) Result {
 	}
 	defer cancel()
 
-	cmd := exec.Command(shell, shellFlag, spec.Command)
+	cmd := Command(spec.Command)
 	cmd.Dir = spec.Dir
 	cmd.Env = spec.Env
 	cmd.Stdin = bytes.NewReader(spec.Stdin)
 	stdout := &capped{max: spec.MaxOutput}
 	stderr := &capped{max: spec.MaxOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	ownGroup(cmd)
 	// A grandchild that keeps the pipes open must not hold Run for ever.
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
@@ -78,14 +77,14 @@ func Run(ctx context.Context, spec Spec) Result {
 		select {
 		case <-done:
 		default:
-			killGroup(pid)
+			KillGroup(pid)
 		}
 	})
 	err := cmd.Wait()
 	close(done)
 	stop()
 	// Whatever the command left running in its group goes with it.
-	killGroup(pid)
+	KillGroup(pid)
 
 	res := Result{
 		Stdout: stdout.buf.Bytes(), Stderr: stderr.buf.Bytes(),
@@ -109,6 +108,14 @@ func Run(ctx context.Context, spec Spec) Result {
 }
 
 var errTimeout = errors.New("timed out")
+
+// Command is `sh -c line` (cmd /C on Windows) set to start in a process
+// group of its own, which KillGroup ends as a whole.
+func Command(line string) *exec.Cmd {
+	cmd := exec.Command(shell, shellFlag, line)
+	ownGroup(cmd)
+	return cmd
+}
 
 // capped keeps the first max bytes written and drops the rest.
 type capped struct {

@@ -1,0 +1,185 @@
+package mcphost_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentjq/agentjq/internal/fakeagent"
+	"github.com/agentjq/agentjq/internal/mcptest"
+	"github.com/agentjq/agentjq/mcphost"
+)
+
+func TestMain(m *testing.M) {
+	if sc := os.Getenv(fakeagent.Scenario); sc != "" {
+		os.Exit(fakeagent.Main(sc))
+	}
+	if os.Getenv(mcptest.Env) == "1" {
+		os.Exit(mcptest.Main())
+	}
+	os.Exit(m.Run())
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// serverCommand runs this test binary as the test MCP server.
+func serverCommand() string {
+	return mcptest.Env + "=1 exec " + strconv.Quote(os.Args[0])
+}
+
+// alive reports whether pid is a live (not zombie) process.
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && len(s) > i+2 {
+		return s[i+2] != 'Z'
+	}
+	return true
+}
+
+// pidsIn reads the pids the test server wrote.
+func pidsIn(t *testing.T, path string) []int {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		b, _ := os.ReadFile(path)
+		var pids []int
+		for _, f := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, n)
+			}
+		}
+		if len(pids) == 2 {
+			return pids
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server wrote no pids to %s: %q", path, b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// assertGone fails unless every pid has left the process table.
+func assertGone(t *testing.T, pids []int) {
+	t.Helper()
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("needs /proc")
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for _, pid := range pids {
+		for alive(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("process %d outlived the relay", pid)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+func newRelay(t *testing.T) (*mcphost.Relay, *syncBuffer, string) {
+	pidFile := filepath.Join(t.TempDir(), "pids")
+	var errb syncBuffer
+	r := &mcphost.Relay{
+		Name: "probe", Command: serverCommand(),
+		Env:    append(os.Environ(), mcptest.PIDFile+"="+pidFile, mcptest.Child+"=1"),
+		Stderr: &errb, Grace: 300 * time.Millisecond,
+	}
+	t.Cleanup(func() { r.Close() })
+	return r, &errb, pidFile
+}
+
+func TestRelay(t *testing.T) {
+	r, errb, pidFile := newRelay(t)
+	ctx := context.Background()
+	cases := []struct{ in, want string }{
+		{`{"method":"initialize","params":{"protocolVersion":"2025-11-25"},"jsonrpc":"2.0","id":0}`,
+			`{"id":0,"jsonrpc":"2.0","result":{"capabilities":{"tools":{"listChanged":false}},"protocolVersion":"2025-11-25","serverInfo":{"name":"probe","version":"0.0.1"}}}`},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, `{"jsonrpc":"2.0","id":null,"result":{}}`},
+		// The server's own notification and request on the way are not
+		// mistaken for the answer.
+		{`{"method":"tools/call","params":{"name":"ping","arguments":{"note":"hi"}},"jsonrpc":"2.0","id":2}`,
+			`{"id":2,"jsonrpc":"2.0","result":{"content":[{"text":"pong-from-probe","type":"text"}],"isError":false}}`},
+		{`{"method":"tools/call","params":{"name":"echo","arguments":{"a":[1,2]}},"jsonrpc":"2.0","id":"three"}`,
+			`{"id":"three","jsonrpc":"2.0","result":{"content":[{"text":"{\"a\":[1,2]}","type":"text"}]}}`},
+	}
+	for _, c := range cases {
+		if got := string(r.Handle(ctx, json.RawMessage(c.in))); got != c.want {
+			t.Errorf("%s\n got  %s\n want %s", c.in, got, c.want)
+		}
+	}
+	if !strings.Contains(errb.String(), "agentjq: mcp-server probe: mcptest: serving") {
+		t.Errorf("server stderr not passed on: %q", errb)
+	}
+	pids := pidsIn(t, pidFile)
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	assertGone(t, pids)
+	if got := string(r.Handle(ctx, json.RawMessage(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`))); !strings.Contains(got, "the session is over") {
+		t.Errorf("after Close: %s", got)
+	}
+}
+
+func TestRelayConcurrentCallsAndCancel(t *testing.T) {
+	r, _, _ := newRelay(t)
+	ctx := context.Background()
+	// A slow call does not hold up a quick one.
+	slow := make(chan string, 1)
+	go func() {
+		slow <- string(r.Handle(ctx, json.RawMessage(`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":800}}}`)))
+	}()
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	if got := string(r.Handle(ctx, json.RawMessage(`{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"ping"}}`))); !strings.Contains(got, "pong-from-probe") {
+		t.Errorf("quick call: %s", got)
+	}
+	if time.Since(start) > 600*time.Millisecond {
+		t.Errorf("the quick call waited for the slow one")
+	}
+	if got := <-slow; !strings.Contains(got, `"id":10`) || !strings.Contains(got, "slept") {
+		t.Errorf("slow call: %s", got)
+	}
+	// A withdrawn call returns at once.
+	cctx, cancel := context.WithCancel(ctx)
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start = time.Now()
+	got := string(r.Handle(cctx, json.RawMessage(`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":5000}}}`)))
+	if time.Since(start) > 2*time.Second || !strings.Contains(got, "cancelled") {
+		t.Errorf("cancelled call: %s after %s", got, time.Since(start))
+	}
+}
+
+func TestRelayServerDies(t *testing.T) {
+	var errb syncBuffer
+	r := &mcphost.Relay{Name: "dies", Command: `read line; echo 'bad config' >&2; exit 3`, Stderr: &errb}
+	defer r.Close()
+	got := string(r.Handle(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":0,"method":"initialize"}`)))
+	if !strings.Contains(got, `"code":-32603`) || !strings.Contains(got, "bad config") || !strings.Contains(got, `"id":0`) {
+		t.Errorf("got %s", got)
+	}
+}
