@@ -23,7 +23,7 @@ type ReplayCmd struct {
 	AfterSeq  int64         `placeholder:"N" help:"Start after sequence number N."`
 	Stderr    bool          `help:"Also write the agent's recorded stderr lines to stderr."`
 
-	AsAgent bool          `help:"Stand in for the agent: read the client's stdin, write the recorded output, check what the client sends."`
+	AsAgent bool          `help:"Stand in for the agent: read the client's stdin, write the recorded output, check what the client sends (a mismatch is reported with the recording's seq and a diff, exit 1). The agent's flags are accepted and ignored, so a two-line shim (#!/bin/sh / exec agentjq replay --as-agent REC -- \"$$@\") can be spawn's --bin."`
 	Wait    time.Duration `default:"30s" help:"With --as-agent: how long to wait for each recorded input."`
 	Inject  []string      `sep:"none" placeholder:"FAULT" help:"Inject a fault: truncate@SEQ, garbage@SEQ, oversize@SEQ[:SIZE], delay@SEQ:DUR, drop@SEQ, exit@SEQ[:CODE], drop-result; SEQ may be a type (result, control_request/can_use_tool)."`
 

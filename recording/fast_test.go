@@ -1,8 +1,12 @@
 package recording
 
 import (
+	"bufio"
 	"bytes"
+	"os"
 	"testing"
+
+	"github.com/agentjq/agentjq/fixtures"
 )
 
 // FuzzSplitEntry checks the replay fast path against ParseEntry: whenever
@@ -45,3 +49,51 @@ func BenchmarkPlay(b *testing.B) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// TestGenerateBenchRecording writes the 1 GiB recording that
+// BENCHMARKS.record.md times: AGENTJQ_BENCH_RECORDING=/tmp/big.ndjson go
+// test -run GenerateBench ./recording. The agent lines of every capture,
+// both directions, repeated.
+func TestGenerateBenchRecording(t *testing.T) {
+	path := os.Getenv("AGENTJQ_BENCH_RECORDING")
+	if path == "" {
+		t.Skip("set AGENTJQ_BENCH_RECORDING=FILE to write the benchmark recording")
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	var lines []Entry
+	for _, name := range fixtures.Scenarios() {
+		for _, dir := range []Direction{Out, In} {
+			b, err := fixtures.Capture(name, string(dir))
+			if err != nil {
+				continue
+			}
+			for _, l := range splitLines(b) {
+				lines = append(lines, Entry{Dir: dir, Msg: l})
+			}
+		}
+	}
+	h, _ := MarshalHeader(Header{Agent: "claude", AgentVersion: fixtures.CLIVersion})
+	bw.Write(append(h, '\n'))
+	var n, seq int64
+	var buf []byte
+	for n < 1<<30 {
+		for _, e := range lines {
+			seq++
+			e.Seq, e.MS = seq, float64(seq)/2
+			buf = append(AppendEntry(buf[:0], e), '\n')
+			bw.Write(buf)
+			if n += int64(len(buf)); n >= 1<<30 {
+				break
+			}
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d entries, %d bytes", seq, n)
+}
