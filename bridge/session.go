@@ -317,7 +317,12 @@ func (s *session) loop(ctx context.Context, exited <-chan struct{}) {
 				s.mu.Unlock()
 				sd = s.escalate(sd, stageInterrupt)
 			case syscall.SIGPIPE:
-				s.markStdoutClosed()
+				// With SIGPIPE notified, a write to any broken pipe
+				// raises it, a hook or tool command's stdin too: only a
+				// failed write to our stdout means stdout is gone.
+				if s.out.flush(); s.out.isClosed() {
+					s.markStdoutClosed()
+				}
 			}
 		case <-s.out.closedC:
 			if sd == nil || sd.stage < stageCloseStdin {
