@@ -1,20 +1,164 @@
 package cmd
 
 import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
 	"github.com/agentjq/agentjq/bridge"
+	"github.com/agentjq/agentjq/hooks"
+	"github.com/agentjq/agentjq/internal/buildinfo"
 	"github.com/agentjq/agentjq/iostreams"
+	"github.com/agentjq/agentjq/mcphost"
+	"github.com/agentjq/agentjq/protocol"
 )
 
 // HostFlags give the agent tools and hooks hosted by agentjq over the
 // control channel, with no config files.
 type HostFlags struct {
-	Init bool `help:"Send the initialize control request at start and pass its response through (automatic when --mcp-tool, --mcp-server or --hook is used)."`
+	Init bool `help:"Send the initialize control request at start and pass its response (commands, agents, models, account) through to stdout. Automatic with --mcp-tool, --mcp-server or --hook."`
+
+	MCPTool        []string      `name:"mcp-tool" sep:"none" placeholder:"NAME=CMD" help:"Expose CMD to the model as the tool mcp__agentjq__NAME; repeatable. A call runs 'sh -c CMD' in the agent's directory with the arguments as JSON on stdin and each scalar argument as $$AGENTJQ_ARG_<NAME> (also $$AGENTJQ_TOOL, $$AGENTJQ_TOOL_USE_ID); stdout is the result, a non-zero exit an error carrying stderr. Calls are approved like any tool (--policy, --approver). Example: --mcp-tool 'weather=curl -s wttr.in/$$AGENTJQ_ARG_CITY?format=3'."`
+	MCPToolDesc    []string      `name:"mcp-tool-desc" sep:"none" placeholder:"NAME=TEXT" help:"The description the model reads for tool NAME; repeatable."`
+	MCPToolSchema  []string      `name:"mcp-tool-schema" sep:"none" placeholder:"NAME=FILE" help:"A JSON schema file for the arguments of tool NAME (default: any object); repeatable."`
+	MCPToolTimeout time.Duration `name:"mcp-tool-timeout" default:"2m" help:"Kill a tool command's process group after this long; the call returns an error."`
+
+	MCPServer []string `name:"mcp-server" sep:"none" placeholder:"NAME=CMD" help:"Start 'sh -c CMD' as a stdio MCP server owned by this session and relay the agent's MCP traffic to it; its tools appear as mcp__NAME__<tool>. No --mcp-config file needed; the server and its process group end with the session. Repeatable. Example: --mcp-server 'fs=npx -y @modelcontextprotocol/server-filesystem .'."`
+
+	Hook        []string      `name:"hook" sep:"none" placeholder:"EVENT[:MATCHER]=CMD" help:"Run CMD as a hook for EVENT (PreToolUse, PostToolUse, UserPromptSubmit, Stop, ...), optionally only for tools matching MATCHER; repeatable. CMD gets the hook input JSON on stdin, with Claude Code's command-hook semantics: JSON on stdout is the answer; exit 2 blocks (PreToolUse: denies the call) with stderr as the reason; other statuses are non-blocking errors. Example: --hook 'PreToolUse:Bash=./guard.sh'."`
+	HookTimeout time.Duration `name:"hook-timeout" default:"60s" help:"Kill a hook command after this long and answer for it (no opinion)."`
+}
+
+// hosting reports whether any flag needs the control channel held open.
+func (f HostFlags) hosting() bool {
+	return len(f.MCPTool) > 0 || len(f.MCPServer) > 0 || len(f.Hook) > 0
 }
 
 // applyHostFlags registers the hosted tools, servers and hooks on opts.
-func applyHostFlags(_ *iostreams.IO, f HostFlags, opts *bridge.Options) error {
-	if f.Init {
-		opts.Init = map[string]any{"subtype": "initialize", "hooks": map[string]any{}}
+func applyHostFlags(ios *iostreams.IO, f HostFlags, opts *bridge.Options) error {
+	if !f.Init && !f.hosting() {
+		return nil
 	}
+	init := map[string]any{"subtype": protocol.SubInitialize, "hooks": map[string]any{}}
+	opts.Init = init
+	if !f.hosting() {
+		return nil
+	}
+
+	host := &mcphost.Host{}
+	tools, err := toolsFromFlags(f)
+	if err != nil {
+		return err
+	}
+	if len(tools) > 0 {
+		if err := host.Add("agentjq", &mcphost.ToolServer{
+			Name: "agentjq", Version: buildinfo.Version(), Tools: tools,
+			Timeout: f.MCPToolTimeout, Dir: opts.Dir, Env: opts.Env,
+		}); err != nil {
+			return usageError("--mcp-tool: %v", err)
+		}
+	}
+	for _, spec := range f.MCPServer {
+		name, command, err := nameEquals("--mcp-server", spec, "NAME=CMD")
+		if err != nil {
+			return err
+		}
+		relay := &mcphost.Relay{Name: name, Command: command, Dir: opts.Dir, Env: opts.Env, Stderr: ios.Err}
+		if err := host.Add(name, relay); err != nil {
+			if name == "agentjq" && len(tools) > 0 {
+				return usageError("--mcp-server %s: the name agentjq is taken by the --mcp-tool tools", name)
+			}
+			return usageError("--mcp-server %s: %v", name, err)
+		}
+	}
+
+	runner := &hooks.Runner{Timeout: f.HookTimeout, Dir: opts.Dir, Env: opts.Env, Stderr: ios.Err}
+	for _, spec := range f.Hook {
+		h, err := hooks.ParseHook(spec)
+		if err != nil {
+			return usageError("--hook %v", err)
+		}
+		runner.Hooks = append(runner.Hooks, h)
+	}
+
+	if opts.Handlers == nil {
+		opts.Handlers = map[string]bridge.ControlHandler{}
+	}
+	if names := host.Names(); len(names) > 0 {
+		init["sdkMcpServers"] = names
+		opts.Handlers[protocol.SubMCPMessage] = host.Handle
+		opts.AtEnd = append(opts.AtEnd, func() {
+			if err := host.Close(); err != nil {
+				fmt.Fprintf(ios.Err, "agentjq: %v\n", err)
+			}
+		})
+	}
+	if len(runner.Hooks) > 0 {
+		init["hooks"] = runner.Registration()
+		opts.Handlers[protocol.SubHookCallback] = runner.Handle
+	}
+	opts.KeepStdinOpen = true
 	return nil
+}
+
+// toolsFromFlags builds the --mcp-tool tools with their descriptions and
+// schemas.
+func toolsFromFlags(f HostFlags) ([]mcphost.Tool, error) {
+	var tools []mcphost.Tool
+	for _, spec := range f.MCPTool {
+		name, command, err := nameEquals("--mcp-tool", spec, "NAME=CMD")
+		if err != nil {
+			return nil, err
+		}
+		if !mcphost.ValidName(name) {
+			return nil, usageError("--mcp-tool %s: a tool name is letters, digits, '_' and '-'", name)
+		}
+		if slices.ContainsFunc(tools, func(t mcphost.Tool) bool { return t.Name == name }) {
+			return nil, usageError("--mcp-tool %s: defined twice", name)
+		}
+		tools = append(tools, mcphost.Tool{Name: name, Command: command})
+	}
+	find := func(flag, name string) (*mcphost.Tool, error) {
+		for i := range tools {
+			if tools[i].Name == name {
+				return &tools[i], nil
+			}
+		}
+		return nil, usageError("%s %s: no --mcp-tool of that name", flag, name)
+	}
+	for _, spec := range f.MCPToolDesc {
+		name, text, err := nameEquals("--mcp-tool-desc", spec, "NAME=TEXT")
+		if err != nil {
+			return nil, err
+		}
+		t, err := find("--mcp-tool-desc", name)
+		if err != nil {
+			return nil, err
+		}
+		t.Description = text
+	}
+	for _, spec := range f.MCPToolSchema {
+		name, file, err := nameEquals("--mcp-tool-schema", spec, "NAME=FILE")
+		if err != nil {
+			return nil, err
+		}
+		t, err := find("--mcp-tool-schema", name)
+		if err != nil {
+			return nil, err
+		}
+		if t.InputSchema, err = mcphost.ReadSchema(file); err != nil {
+			return nil, usageError("--mcp-tool-schema %s: %v", name, err)
+		}
+	}
+	return tools, nil
+}
+
+// nameEquals splits NAME=VALUE at the first '='.
+func nameEquals(flag, spec, form string) (name, value string, err error) {
+	name, value, ok := strings.Cut(spec, "=")
+	if !ok || name == "" || strings.TrimSpace(value) == "" {
+		return "", "", usageError("%s %q: want %s", flag, spec, form)
+	}
+	return name, value, nil
 }

@@ -12,6 +12,8 @@
 //	grandchild         leave a grandchild holding stdout, then exit
 //	crash              exit 3 with a message on stderr
 //	bigline:N          write an N-byte assistant line and a result
+//	init-account       answer initialize with an account email and organization, then echo-turns
+//	mcp-server         be a stdio MCP server (internal/mcptest), not an agent
 //
 // AGENTJQ_FAKE_LOG names a file that receives every stdin line ("IN ...").
 package fakeagent
@@ -28,6 +30,7 @@ import (
 	"time"
 
 	"github.com/agentjq/agentjq/fixtures"
+	"github.com/agentjq/agentjq/internal/mcptest"
 )
 
 // Scenario is the environment variable that selects the scenario.
@@ -82,6 +85,29 @@ func Main(scenario string) int {
 		}
 	}
 	switch {
+	case scenario == "mcp-server":
+		return mcptest.Main()
+	case scenario == "init-account":
+		for {
+			line, ok := readLine()
+			if !ok {
+				return 0
+			}
+			var m struct {
+				Type      string `json:"type"`
+				RequestID string `json:"request_id"`
+				Request   struct {
+					Subtype string `json:"subtype"`
+				} `json:"request"`
+			}
+			json.Unmarshal(line, &m)
+			switch {
+			case m.Type == "control_request" && m.Request.Subtype == "initialize":
+				fmt.Fprintf(out, `{"type":"control_response","response":{"subtype":"success","request_id":%q,"response":{"commands":[],"models":[{"value":"default"}],"account":{"email":"alice@example.com","organization":"Acme Widgets Ltd","tokenSource":"none"},"pid":42}}}`+"\n", m.RequestID)
+			case m.Type == "user":
+				fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"result":"got turn","num_turns":1}`)
+			}
+		}
 	case strings.HasPrefix(scenario, "capture:"):
 		name := strings.TrimPrefix(scenario, "capture:")
 		data, err := fixtures.Capture(name, "out")

@@ -1,0 +1,269 @@
+package cmd
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/agentjq/agentjq/fixtures"
+	"github.com/agentjq/agentjq/internal/fakeagent"
+	"github.com/agentjq/agentjq/iostreams"
+)
+
+// hostIO is an IO whose agent is this test binary playing scenario; the
+// returned path is the fake agent's log of its stdin.
+func hostIO(t *testing.T, scenario, stdin string) (*iostreams.IO, *bytes.Buffer, *bytes.Buffer, string) {
+	t.Helper()
+	ios, in, out, errb := iostreams.Test()
+	in.WriteString(stdin)
+	logPath := filepath.Join(t.TempDir(), "fake.log")
+	ios.Environ = append(os.Environ(), fakeagent.Scenario+"="+scenario,
+		fakeagent.Log+"="+logPath, "AGENTJQ_GRACE=500ms")
+	return ios, out, errb, logPath
+}
+
+// controlLines are the control messages in NDJSON text (a capture's .in
+// or the fake agent's log), keyed by request id.
+func controlLines(t *testing.T, text string) (requests, responses map[string]map[string]any) {
+	t.Helper()
+	requests, responses = map[string]map[string]any{}, map[string]map[string]any{}
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.TrimPrefix(l, "IN ")
+		var m struct {
+			Type      string         `json:"type"`
+			RequestID string         `json:"request_id"`
+			Request   map[string]any `json:"request"`
+			Response  map[string]any `json:"response"`
+		}
+		if json.Unmarshal([]byte(l), &m) != nil {
+			continue
+		}
+		switch m.Type {
+		case "control_request":
+			requests[m.RequestID] = m.Request
+		case "control_response":
+			id, _ := m.Response["request_id"].(string)
+			if _, dup := responses[id]; dup {
+				t.Errorf("request %s answered twice", id)
+			}
+			responses[id] = m.Response
+		}
+	}
+	return requests, responses
+}
+
+// captureAnswers are the answers the capture's client gave, by request id.
+func captureAnswers(t *testing.T, name string) map[string]map[string]any {
+	t.Helper()
+	in, err := fixtures.Capture(name, "in")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, answers := controlLines(t, string(in))
+	return answers
+}
+
+// agentRequests are the control requests the capture's agent sent.
+func agentRequests(t *testing.T, name string) map[string]map[string]any {
+	t.Helper()
+	out, err := fixtures.Capture(name, "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs, _ := controlLines(t, string(out))
+	return reqs
+}
+
+func jsonEqual(a, b any) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	var va, vb any
+	json.Unmarshal(ja, &va)
+	json.Unmarshal(jb, &vb)
+	return reflect.DeepEqual(va, vb)
+}
+
+func readLog(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "STDIN CLOSED WHILE") {
+		t.Errorf("the agent's stdin closed with a request pending:\n%s", b)
+	}
+	return string(b)
+}
+
+// ourInit is the initialize request agentjq sent.
+func ourInit(t *testing.T, log string) map[string]any {
+	t.Helper()
+	reqs, _ := controlLines(t, log)
+	for id, r := range reqs {
+		if strings.HasPrefix(id, "agentjq-init-") {
+			return r
+		}
+	}
+	t.Fatalf("no initialize request sent:\n%s", log)
+	return nil
+}
+
+// TestContractMCPServerRelay plays the mcp-ping capture against spawn
+// --mcp-server probe=<a Go stdio MCP server>: every mcp_message is answered
+// with what the capture's client answered.
+func TestContractMCPServerRelay(t *testing.T) {
+	ios, out, errb, logPath := hostIO(t, "capture:mcp-ping", "go\n")
+	server := fakeagent.Scenario + "=mcp-server exec " + strconv.Quote(os.Args[0])
+	code := Main([]string{"spawn", "--bin", os.Args[0], "--mcp-server", "probe=" + server}, ios)
+	log := readLog(t, logPath)
+	if code != 3 { // the default chain denies the ping: a denial
+		t.Errorf("exit %d\nstderr: %s", code, errb)
+	}
+	init := ourInit(t, log)
+	if !jsonEqual(init["sdkMcpServers"], []string{"probe"}) || !jsonEqual(init["hooks"], map[string]any{}) {
+		t.Errorf("initialize %v", init)
+	}
+	_, got := controlLines(t, log)
+	want := captureAnswers(t, "mcp-ping")
+	n := 0
+	for id, req := range agentRequests(t, "mcp-ping") {
+		if req["subtype"] != "mcp_message" {
+			continue
+		}
+		n++
+		g, w := got[id], want[id]
+		if g == nil {
+			t.Errorf("%s: never answered", id)
+			continue
+		}
+		method, _ := req["message"].(map[string]any)["method"].(string)
+		if method == "tools/list" {
+			// The test server has more tools; the captured one comes first.
+			gt := g["response"].(map[string]any)["mcp_response"].(map[string]any)["result"].(map[string]any)["tools"].([]any)[0]
+			wt := w["response"].(map[string]any)["mcp_response"].(map[string]any)["result"].(map[string]any)["tools"].([]any)[0]
+			if !jsonEqual(gt, wt) {
+				t.Errorf("tools/list: got %v want %v", gt, wt)
+			}
+			continue
+		}
+		if !jsonEqual(g, w) {
+			t.Errorf("%s %s:\n got  %v\n want %v", id, method, g, w)
+		}
+	}
+	if n != 4 {
+		t.Errorf("%d mcp_message requests in the capture", n)
+	}
+	if !strings.Contains(out.String(), `"request_id":"agentjq-init-1"`) {
+		t.Errorf("the initialize response did not reach stdout")
+	}
+}
+
+// TestContractHookCallback plays the hook-callback capture against spawn
+// --hook PreToolUse:Bash=<a command printing the captured answer>. The
+// command holds commas and '=': it is taken whole.
+func TestContractHookCallback(t *testing.T) {
+	want := captureAnswers(t, "hook-callback")
+	var answer []byte
+	for _, w := range want {
+		answer, _ = json.Marshal(w["response"])
+	}
+	ios, _, errb, logPath := hostIO(t, "capture:hook-callback", "go\n")
+	code := Main([]string{"spawn", "--bin", os.Args[0], "--hook", "PreToolUse:Bash=printf '%s\\n' '" + string(answer) + "'"}, ios)
+	log := readLog(t, logPath)
+	if code != 0 {
+		t.Errorf("exit %d\nstderr: %s", code, errb)
+	}
+	hooksReg, _ := json.Marshal(ourInit(t, log)["hooks"])
+	if string(hooksReg) != `{"PreToolUse":[{"hookCallbackIds":["hook_0"],"matcher":"Bash","timeout":65}]}` {
+		t.Errorf("hooks registered: %s", hooksReg)
+	}
+	_, got := controlLines(t, log)
+	for id, req := range agentRequests(t, "hook-callback") {
+		if req["subtype"] != "hook_callback" {
+			continue
+		}
+		if !jsonEqual(got[id], want[id]) {
+			t.Errorf("%s:\n got  %v\n want %v", id, got[id], want[id])
+		}
+	}
+}
+
+// TestHookBlocksInCapture: exit 2 from the hook denies the captured Bash
+// call with stderr as the reason.
+func TestHookBlocksInCapture(t *testing.T) {
+	ios, _, errb, logPath := hostIO(t, "capture:hook-callback", "go\n")
+	code := Main([]string{"spawn", "--bin", os.Args[0], "--hook", "PreToolUse:Bash=echo 'no shell today' >&2; exit 2"}, ios)
+	log := readLog(t, logPath)
+	if code != 0 {
+		t.Errorf("exit %d\nstderr: %s", code, errb)
+	}
+	_, got := controlLines(t, log)
+	for id, req := range agentRequests(t, "hook-callback") {
+		if req["subtype"] != "hook_callback" {
+			continue
+		}
+		want := map[string]any{"subtype": "success", "request_id": id, "response": map[string]any{"hookSpecificOutput": map[string]any{
+			"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "no shell today"}}}
+		if !jsonEqual(got[id], want) {
+			t.Errorf("got %v", got[id])
+		}
+	}
+}
+
+// TestInitPassesThroughAndIsRedacted: --init's response reaches stdout
+// whole, and a recording of it holds no account email or organization.
+func TestInitPassesThroughAndIsRedacted(t *testing.T) {
+	ios, out, errb, _ := hostIO(t, "init-account", "hi\n")
+	rec := filepath.Join(t.TempDir(), "s.ndjson")
+	if code := Main([]string{"record", "-o", rec, "--bin", os.Args[0], "--init"}, ios); code != 0 {
+		t.Fatalf("exit %d\nstderr: %s", code, errb)
+	}
+	if !strings.Contains(out.String(), `"email":"alice@example.com"`) {
+		t.Errorf("stdout lacks the initialize response:\n%s", out)
+	}
+	b, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "agentjq-init-1") {
+		t.Errorf("the recording lacks the initialize exchange:\n%s", b)
+	}
+	for _, secret := range []string{"alice@example.com", "Acme Widgets Ltd"} {
+		if strings.Contains(string(b), secret) {
+			t.Errorf("the recording holds %q", secret)
+		}
+	}
+}
+
+func TestHostFlagUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	badSchema := filepath.Join(dir, "bad.json")
+	os.WriteFile(badSchema, []byte(`[]`), 0o644)
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--hook", "PreToolUse"}, "want EVENT[:MATCHER]=COMMAND"},
+		{[]string{"--hook", "BeforeTool:Bash=x"}, "unknown hook event"},
+		{[]string{"--mcp-tool", "noequals"}, "want NAME=CMD"},
+		{[]string{"--mcp-tool", "bad name=x"}, "a tool name is"},
+		{[]string{"--mcp-tool", "a=x", "--mcp-tool", "a=y"}, "defined twice"},
+		{[]string{"--mcp-tool", "a=x", "--mcp-tool-desc", "b=text"}, "no --mcp-tool of that name"},
+		{[]string{"--mcp-tool", "a=x", "--mcp-tool-schema", "a=" + badSchema}, "not a JSON schema object"},
+		{[]string{"--mcp-tool", "a=x", "--mcp-tool-schema", "a=" + filepath.Join(dir, "none.json")}, "--mcp-tool-schema a"},
+		{[]string{"--mcp-tool", "a=x", "--mcp-server", "agentjq=y"}, "taken by the --mcp-tool tools"},
+		{[]string{"--mcp-server", "p=x", "--mcp-server", "p=y"}, "defined twice"},
+	}
+	for _, c := range cases {
+		ios, _, errb, _ := hostIO(t, "echo-turns", "")
+		code := Main(append([]string{"spawn", "--bin", os.Args[0]}, c.args...), ios)
+		if code != 2 || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", c.args, code, errb, c.want)
+		}
+	}
+}
