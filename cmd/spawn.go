@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -44,6 +45,7 @@ type SpawnFlags struct {
 	Policy         []string `type:"path" placeholder:"FILE" help:"Approval policy files: rules (.json) or jq programs (.jq); repeatable."`
 	Approver       string   `placeholder:"CMD" help:"An approver command: a co-process that answers permission requests."`
 	ApproverFormat string   `enum:"control,hook" default:"control" help:"How the approver speaks: control (a control_response per request) or hook (a PreToolUse hook, one process per request)."`
+	NoPrompt       bool     `help:"Never prompt on the terminal: what no policy or approver decides is denied."`
 
 	HostFlags
 }
@@ -62,10 +64,11 @@ func (c *SpawnCmd) Run(ctx context.Context, ios *iostreams.IO) error {
 
 // runSpawn runs one session; record and spawn --record pass a tap.
 func runSpawn(ctx context.Context, ios *iostreams.IO, f SpawnFlags, agentArgs []string, tap func(recording.Direction, []byte)) error {
-	opts, err := sessionOptions(ios, f, agentArgs)
+	opts, chain, err := sessionOptions(ios, f, agentArgs)
 	if err != nil {
 		return err
 	}
+	defer chain.Close()
 	opts.Tap = tap
 
 	sigs := make(chan os.Signal, 4)
@@ -85,17 +88,17 @@ func runSpawn(ctx context.Context, ios *iostreams.IO, f SpawnFlags, agentArgs []
 
 // sessionOptions turns spawn's flags into bridge options, refusing what
 // cannot work before anything starts.
-func sessionOptions(ios *iostreams.IO, f SpawnFlags, agentArgs []string) (bridge.Options, error) {
+func sessionOptions(ios *iostreams.IO, f SpawnFlags, agentArgs []string) (bridge.Options, *approve.Chain, error) {
 	profile, ok := bridge.Profiles[f.Agent]
 	if !ok {
-		return bridge.Options{}, usageError("unknown --agent %q", f.Agent)
+		return bridge.Options{}, nil, usageError("unknown --agent %q", f.Agent)
 	}
 	if err := bridge.CheckAgentArgs(profile, agentArgs); err != nil {
-		return bridge.Options{}, usageError("%v", err)
+		return bridge.Options{}, nil, usageError("%v", err)
 	}
 	bin, err := agentBinary(ios, f, profile)
 	if err != nil {
-		return bridge.Options{}, err
+		return bridge.Options{}, nil, err
 	}
 	dir := f.Cwd
 	if dir == "" {
@@ -103,11 +106,11 @@ func sessionOptions(ios *iostreams.IO, f SpawnFlags, agentArgs []string) (bridge
 	}
 	if dir == "" {
 		if dir, err = os.Getwd(); err != nil {
-			return bridge.Options{}, err
+			return bridge.Options{}, nil, err
 		}
 	}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return bridge.Options{}, usageError("--cwd %s: not a directory", dir)
+		return bridge.Options{}, nil, usageError("--cwd %s: not a directory", dir)
 	}
 	dir, _ = filepath.Abs(dir)
 	path, args := bridge.Command(profile, bin, runtime.GOOS, bridge.PassFlags{
@@ -117,9 +120,9 @@ func sessionOptions(ios *iostreams.IO, f SpawnFlags, agentArgs []string) (bridge
 		Resume: f.Resume, SessionID: f.SessionID, MaxTurns: f.MaxTurns,
 		Partial: f.Partial,
 	}, agentArgs)
-	approver, err := approvalChain(ios, f, dir)
+	chain, err := approvalChain(ios, f, dir)
 	if err != nil {
-		return bridge.Options{}, err
+		return bridge.Options{}, nil, err
 	}
 	opts := bridge.Options{
 		Profile: profile, Path: path, Args: args, Dir: dir,
@@ -129,7 +132,7 @@ func sessionOptions(ios *iostreams.IO, f SpawnFlags, agentArgs []string) (bridge
 		ApprovalTimeout: f.ApprovalTimeout,
 		IdleTimeout:     f.IdleTimeout,
 		Timeout:         f.Timeout,
-		Approver:        approver,
+		Approver:        chain,
 		Stdin:           ios.In,
 		Stdout:          ios.Out,
 		Stderr:          ios.Err,
@@ -138,14 +141,15 @@ func sessionOptions(ios *iostreams.IO, f SpawnFlags, agentArgs []string) (bridge
 		opts.Prompt, opts.HasPrompt, opts.Stdin = f.Prompt, true, nil
 	}
 	if err := applyHostFlags(ios, f.HostFlags, &opts); err != nil {
-		return bridge.Options{}, err
+		chain.Close()
+		return bridge.Options{}, nil, err
 	}
 	if g := ios.Getenv("AGENTJQ_GRACE"); g != "" {
 		if d, err := time.ParseDuration(g); err == nil {
 			opts.Grace = d
 		}
 	}
-	return opts, nil
+	return opts, chain, nil
 }
 
 // agentBinary finds the agent: --bin, $AGENTJQ_AGENT_BIN, the profile's
@@ -184,12 +188,23 @@ func lookPath(name, path string) (string, error) {
 }
 
 // approvalChain builds the deciders for can_use_tool: policies, approver,
-// the terminal, and the fail-closed default.
-func approvalChain(ios *iostreams.IO, f SpawnFlags, cwd string) (approve.Decider, error) {
-	if len(f.Policy) > 0 || f.Approver != "" {
-		return nil, usageError("--policy and --approver arrive with the approve subcommand")
+// the terminal, and the fail-closed default. A policy that does not parse
+// fails here, before the agent starts.
+func approvalChain(ios *iostreams.IO, f SpawnFlags, cwd string) (*approve.Chain, error) {
+	var tty func() (io.ReadWriteCloser, error)
+	if !f.NoPrompt {
+		tty = ios.OpenTTY
 	}
-	return approve.Default, nil
+	return approve.NewChain(approve.ChainOptions{
+		Policies:       f.Policy,
+		Approver:       f.Approver,
+		ApproverFormat: f.ApproverFormat,
+		TTY:            tty,
+		Cwd:            cwd,
+		Home:           ios.Getenv("HOME"),
+		Env:            ios.Environ,
+		Stderr:         ios.Err,
+	})
 }
 
 // Help is shown after the flags in spawn --help.

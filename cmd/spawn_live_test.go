@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
+
 	"github.com/agentjq/agentjq/approve"
 	"github.com/agentjq/agentjq/internal/apistub"
 	"github.com/agentjq/agentjq/internal/livetest"
@@ -264,4 +266,80 @@ func processRunning(s string) bool {
 		return true
 	}
 	return false
+}
+
+// TestLiveWriteAllowedAtTTY: a person at the terminal allows the Write.
+// agentjq runs with a pseudo-terminal as its controlling terminal (stdin
+// and stdout stay pipes, as in a pipeline) and prompts there.
+func TestLiveWriteAllowedAtTTY(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	claude := livetest.Claude(t)
+	api := apistub.Start(t)
+	dir := livetest.Workdir(t)
+	bin := buildAgentjq(t)
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pseudo-terminal here: %v", err)
+	}
+	defer ptmx.Close()
+	cmd := exec.Command(bin, "spawn", "--bin", claude, "-C", dir, "-p", "please WRITE banana")
+	cmd.Env = livetest.Env(t, api.URL())
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.ExtraFiles = []*os.File{tty}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 3}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	screen := make(chan string, 1)
+	go func() {
+		var seen bytes.Buffer
+		buf := make([]byte, 4096)
+		for {
+			n, err := ptmx.Read(buf)
+			seen.Write(buf[:n])
+			if strings.Contains(seen.String(), "[y]es once") {
+				screen <- seen.String()
+				ptmx.Write([]byte("y\n"))
+				return
+			}
+			if err != nil {
+				screen <- seen.String()
+				return
+			}
+		}
+	}()
+	var shown string
+	select {
+	case shown = <-screen:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("no prompt on the terminal; stderr:\n%s", errb.String())
+	}
+	if !strings.Contains(shown, "Write") || !strings.Contains(shown, "banana.txt") {
+		t.Errorf("the prompt does not show the tool and its file: %q", shown)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("agentjq did not finish after the answer")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("exit %d; stderr %s", code, errb.String())
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "banana.txt")); err != nil || string(b) != "banana\n" {
+		t.Errorf("banana.txt = %q, %v", b, err)
+	}
+	if !strings.Contains(out.String(), `"decided_by":"tty"`) {
+		t.Errorf("no tty decision event in stdout")
+	}
+	if strings.Contains(out.String(), "[y]es") {
+		t.Errorf("the prompt leaked into stdout")
+	}
 }
