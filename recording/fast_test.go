@@ -97,3 +97,18 @@ func TestGenerateBenchRecording(t *testing.T) {
 	}
 	t.Logf("%d entries, %d bytes", seq, n)
 }
+
+// BenchmarkTapRedacted is the recorder's cost per byte of agent output,
+// with the default redaction on.
+func BenchmarkTapRedacted(b *testing.B) {
+	c, _ := captureBytes(b, "chain")
+	lines := splitLines(c.out)
+	red, _ := NewRedactor(RedactSpec{Builtin: true}, nil)
+	w, _ := NewWriter(discard{}, Header{}, WriterOptions{Redactor: red})
+	b.SetBytes(int64(len(c.out)))
+	for i := 0; i < b.N; i++ {
+		for _, l := range lines {
+			w.Tap(Out, l)
+		}
+	}
+}

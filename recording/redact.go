@@ -34,17 +34,18 @@ const placeholderPrefix = "[REDACTED:"
 // builtinPatterns are secrets recognisable by their shape. Order matters:
 // the specific Anthropic key before the generic sk- key.
 var builtinPatterns = []struct {
-	kind string
-	re   *regexp.Regexp
+	kind  string
+	re    *regexp.Regexp
+	hints []string // one of them is in every match; lower case means any case
 }{
-	{"anthropic-api-key", regexp.MustCompile(`sk-ant-[A-Za-z0-9_\-]{8,}`)},
-	{"api-key", regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{16,}`)},
-	{"aws-access-key", regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`)},
-	{"github-token", regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})`)},
-	{"slack-token", regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9\-]{10,}`)},
-	{"google-api-key", regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`)},
-	{"bearer-token", regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/=\-]{8,}`)},
-	{"api-key", regexp.MustCompile(`(?i)\b(?:x-api-key|api[_-]?key|auth[_-]?token)(["']?\s*[:=]\s*["']?)[A-Za-z0-9._~+/=\-]{12,}`)},
+	{"anthropic-api-key", regexp.MustCompile(`sk-ant-[A-Za-z0-9_\-]{8,}`), []string{"sk-ant-"}},
+	{"api-key", regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{16,}`), []string{"sk-"}},
+	{"aws-access-key", regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), []string{"AKIA", "ASIA"}},
+	{"github-token", regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})`), []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}},
+	{"slack-token", regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9\-]{10,}`), []string{"xox"}},
+	{"google-api-key", regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`), []string{"AIza"}},
+	{"bearer-token", regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/=\-]{8,}`), []string{"bearer"}},
+	{"api-key", regexp.MustCompile(`(?i)\b(?:x-api-key|api[_-]?key|auth[_-]?token)(["']?\s*[:=]\s*["']?)[A-Za-z0-9._~+/=\-]{12,}`), []string{"api_key", "api-key", "apikey", "auth_token", "auth-token", "authtoken"}},
 }
 
 // DefaultSecretEnv are variables whose values are removed even without
@@ -61,6 +62,9 @@ type literal struct {
 type pattern struct {
 	kind string
 	re   *regexp.Regexp
+	// hints: one of them is in every match (lower case: in any case); nil
+	// for user patterns, which could match anything.
+	hints []string
 }
 
 // Redactor removes secrets from lines before they reach the disk. It learns
@@ -81,7 +85,7 @@ func NewRedactor(spec RedactSpec, lookupEnv func(string) (string, bool)) (*Redac
 	r := &Redactor{spec: spec}
 	if spec.Builtin {
 		for _, p := range builtinPatterns {
-			r.patterns = append(r.patterns, pattern{p.kind, p.re})
+			r.patterns = append(r.patterns, pattern{p.kind, p.re, p.hints})
 		}
 	}
 	for i, s := range spec.Regex {
@@ -89,7 +93,7 @@ func NewRedactor(spec RedactSpec, lookupEnv func(string) (string, bool)) (*Redac
 		if err != nil {
 			return nil, fmt.Errorf("--redact %q: %w", s, err)
 		}
-		r.patterns = append(r.patterns, pattern{fmt.Sprintf("regex-%d", i+1), re})
+		r.patterns = append(r.patterns, pattern{fmt.Sprintf("regex-%d", i+1), re, nil})
 	}
 	for _, s := range spec.Paths {
 		p, err := parseJQPath(s)
@@ -165,7 +169,11 @@ func (r *Redactor) textChanged(b []byte) ([]byte, bool) {
 			changed = true
 		}
 	}
+	scan := hintScan{b: b}
 	for _, p := range r.patterns {
+		if p.hints != nil && !scan.any(p.hints) {
+			continue
+		}
 		if p.re.Match(b) {
 			ph := []byte(Placeholder(p.kind))
 			b = p.re.ReplaceAllFunc(b, func(m []byte) []byte {
@@ -198,7 +206,64 @@ func (r *Redactor) Line(dir Direction, line []byte) []byte {
 	if len(r.paths) > 0 {
 		out = r.redactPaths(out)
 	}
+	if r.clean(out) {
+		return out
+	}
 	return r.jsonStrings(out)
+}
+
+// clean is the fast pre-filter of Line: true when no secret can be in the
+// line. Without \u or \/ escapes, a secret inside a JSON string shows in
+// the raw bytes as it is (the patterns' characters need no escaping), so
+// a line holding none of the patterns' hints needs no closer look. User
+// regexes could match anything: they always take the slow path.
+func (r *Redactor) clean(line []byte) bool {
+	if len(r.spec.Regex) > 0 || bytes.Contains(line, []byte(`\u`)) || bytes.Contains(line, []byte(`\/`)) {
+		return false
+	}
+	r.mu.RLock()
+	lits := r.literals
+	r.mu.RUnlock()
+	for _, l := range lits {
+		if bytes.Contains(line, []byte(l.value)) {
+			return false
+		}
+		if enc := encodeJSONString(l.value); !bytes.Contains(line, enc[1:len(enc)-1]) {
+			continue
+		}
+		return false
+	}
+	scan := hintScan{b: line}
+	for _, p := range r.patterns {
+		if p.hints == nil || scan.any(p.hints) {
+			return false
+		}
+	}
+	return true
+}
+
+// hintScan answers "does b hold one of these hints" for many hint
+// lists, lowering b at most once.
+type hintScan struct {
+	b, lower []byte
+}
+
+func (h *hintScan) any(hints []string) bool {
+	for _, x := range hints {
+		if strings.ToLower(x) != x {
+			if bytes.Contains(h.b, []byte(x)) {
+				return true
+			}
+			continue
+		}
+		if h.lower == nil {
+			h.lower = bytes.ToLower(h.b)
+		}
+		if bytes.Contains(h.lower, []byte(x)) {
+			return true
+		}
+	}
+	return false
 }
 
 // learnAccount picks the email and organization out of an initialize
