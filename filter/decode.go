@@ -38,6 +38,8 @@ type decoder struct {
 	// only, when set, limits the top-level object to these keys: the
 	// others are validated and dropped (see projection in fastpath.go).
 	only map[string]bool
+	// spaced is set when ws skipped anything: the text is not compact.
+	spaced bool
 }
 
 func newDecoder() *decoder { return &decoder{keys: make(map[string]string, 64)} }
@@ -105,6 +107,7 @@ func (d *decoder) ws() {
 		switch d.data[d.pos] {
 		case ' ', '\t', '\n', '\r':
 			d.pos++
+			d.spaced = true
 		default:
 			return
 		}
@@ -292,7 +295,19 @@ func scanString(data []byte, pos int) (end int, plain bool, err error) {
 	i := pos + 1
 	plain = true
 	ascii := true
-	for i < len(data) {
+	for {
+		// Most bytes need no look: skip them eight at a time when possible.
+		for i+8 <= len(data) && !strSpecial[data[i]] && !strSpecial[data[i+1]] && !strSpecial[data[i+2]] &&
+			!strSpecial[data[i+3]] && !strSpecial[data[i+4]] && !strSpecial[data[i+5]] &&
+			!strSpecial[data[i+6]] && !strSpecial[data[i+7]] {
+			i += 8
+		}
+		for i < len(data) && !strSpecial[data[i]] {
+			i++
+		}
+		if i >= len(data) {
+			return i, false, &SyntaxError{Offset: i, Msg: "unexpected end of line in a string"}
+		}
 		c := data[i]
 		switch {
 		case c == '"':
@@ -323,15 +338,20 @@ func scanString(data []byte, pos int) (end int, plain bool, err error) {
 			}
 		case c < 0x20:
 			return i, false, &SyntaxError{Offset: i, Msg: fmt.Sprintf("control character 0x%02x in a string", c)}
-		case c >= utf8.RuneSelf:
+		default: // non-ASCII
 			ascii = false
-			i++
-		default:
 			i++
 		}
 	}
-	return i, false, &SyntaxError{Offset: i, Msg: "unexpected end of line in a string"}
 }
+
+// strSpecial marks the bytes scanString must look at.
+var strSpecial = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c == '"' || c == '\\' || c < 0x20 || c >= 0x80
+	}
+	return t
+}()
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
@@ -624,7 +644,7 @@ func (d *decoder) skipArray() error {
 // validateOne checks that data holds exactly one JSON value and returns
 // its kind, building nothing.
 func (d *decoder) validateOne(data []byte) (byte, error) {
-	d.data, d.pos, d.depth = data, 0, 0
+	d.data, d.pos, d.depth, d.spaced = data, 0, 0, false
 	d.ws()
 	k, err := d.skip()
 	if err != nil {

@@ -292,7 +292,13 @@ func appendU4(b []byte, r rune) []byte {
 // with -a, non-ASCII characters) changes. Compact input in compact style
 // is copied as is.
 func (s *style) appendRaw(b []byte, raw []byte) []byte {
-	if !s.pretty() && !s.color && !s.ascii && !hasSpaceOutsideStrings(raw) {
+	return s.appendRawSpaced(b, raw, hasSpaceOutsideStrings(raw))
+}
+
+// appendRawSpaced is appendRaw when the caller knows whether raw has
+// whitespace outside strings.
+func (s *style) appendRawSpaced(b []byte, raw []byte, spaced bool) []byte {
+	if !s.pretty() && !s.color && !s.ascii && !spaced {
 		return append(b, raw...)
 	}
 	type frame struct {

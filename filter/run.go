@@ -316,10 +316,11 @@ func (w *worker) line(l line) {
 	e := w.e
 	p := e.p
 	if p.identity {
-		k, err := w.d.validateOne(text)
+		trimmed := bytes.TrimSpace(text)
+		k, err := w.d.validateOne(trimmed)
 		if err == nil && (k == kindObj || k == kindArr) {
 			w.out = e.st.begin(w.out)
-			w.out = e.st.appendRaw(w.out, bytes.TrimSpace(text))
+			w.out = e.st.appendRawSpaced(w.out, trimmed, w.d.spaced)
 			w.out = e.st.end(w.out)
 			w.outputs++
 			w.lastFalsy = false
