@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -51,7 +52,7 @@ func decider(allowed ...string) approve.DeciderFunc {
 
 // runHosted runs one prompt through the real CLI with the host flags f
 // applied as spawn applies them, and d as the approval chain.
-func runHosted(t *testing.T, prompt string, d approve.DeciderFunc, f HostFlags) hostedRun {
+func runHosted(t *testing.T, prompt string, d approve.DeciderFunc, f HostFlags, tweak ...func(*bridge.Options)) hostedRun {
 	t.Helper()
 	bin := livetest.Claude(t)
 	api := apistub.Start(t)
@@ -78,6 +79,9 @@ func runHosted(t *testing.T, prompt string, d approve.DeciderFunc, f HostFlags) 
 	}
 	if err := applyHostFlags(ios, f, &opts); err != nil {
 		t.Fatal(err)
+	}
+	for _, tw := range tweak {
+		tw(&opts)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
@@ -261,4 +265,51 @@ func alive(pid string) bool {
 		return s[i+2] != 'Z'
 	}
 	return true
+}
+
+// TestLiveMCPToolInterrupted: SIGINT during a tool call interrupts the
+// turn, and the tool command's process group is killed.
+func TestLiveMCPToolInterrupted(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("checks the process table in /proc")
+	}
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	sigs := make(chan os.Signal, 1)
+	go func() {
+		// Interrupt once the command runs.
+		deadline := time.Now().Add(60 * time.Second)
+		for time.Now().Before(deadline) {
+			if b, _ := os.ReadFile(pidFile); len(b) > 0 {
+				sigs <- syscall.SIGINT
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	r := runHosted(t, "TOOL mcp__agentjq__hang {}\nSAY done", decider("*"), HostFlags{
+		MCPTool: []string{"hang=sleep 120 & echo $! > " + strconv.Quote(pidFile) + "; wait"},
+	}, func(o *bridge.Options) { o.Signals = sigs })
+	if r.elapsed > 60*time.Second {
+		t.Errorf("took %s", r.elapsed)
+	}
+	// The agent withdraws the call with an MCP notifications/cancelled,
+	// which kills the command's process group.
+	if !strings.Contains(r.stdout, `"method":"notifications/cancelled"`) {
+		t.Errorf("the agent sent no notifications/cancelled")
+	}
+	if r.rep.Outcome != protocol.OutcomeInterrupted {
+		t.Errorf("outcome %s", r.rep.Outcome)
+	}
+	b, _ := os.ReadFile(pidFile)
+	pid := strings.TrimSpace(string(b))
+	if pid == "" {
+		t.Fatal("the tool command never ran")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the tool command's child %s outlived the interrupt", pid)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
