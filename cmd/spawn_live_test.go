@@ -51,6 +51,9 @@ func spawnLive(t *testing.T, stdin string, args ...string) liveRun {
 	code := Main(full, ios)
 	r := liveRun{code: code, stdout: out.String(), stderr: errb.String(), api: api, dir: dir}
 	for _, l := range strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n") {
+		if l == "" {
+			continue
+		}
 		var m map[string]any
 		if err := json.Unmarshal([]byte(l), &m); err != nil {
 			t.Fatalf("stdout line is not JSON: %.200s", l)

@@ -1,0 +1,149 @@
+package cmd
+
+// Live tests of the approval chain inside spawn, against the real CLI.
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentjq/agentjq/protocol"
+)
+
+func writePolicy(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLiveRulesAllowWriteDenyRm(t *testing.T) {
+	rules := writePolicy(t, "rules.json", `{"allow": ["Edit(**)"], "deny": ["Bash(rm:*)"]}`)
+	r := spawnLive(t, "", "--policy", rules, "-p", "please WRITE banana")
+	if r.code != 0 {
+		t.Fatalf("write: exit %d", r.code)
+	}
+	if b, err := os.ReadFile(filepath.Join(r.dir, "banana.txt")); err != nil || string(b) != "banana\n" {
+		t.Errorf("banana.txt = %q, %v", b, err)
+	}
+	if len(r.decisions) != 1 || r.decisions[0].Behavior != "allow" || r.decisions[0].DecidedBy != protocol.ByRules || r.decisions[0].Rule == "" {
+		t.Errorf("write decision %+v", r.decisions)
+	}
+	r = spawnLive(t, "", "--policy", rules, "-p", "RMRF")
+	if r.code != protocol.ExitDenied {
+		t.Fatalf("rm: exit %d, want denied", r.code)
+	}
+	if len(r.decisions) != 1 || r.decisions[0].Behavior != "deny" || !strings.Contains(r.decisions[0].Rule, "Bash(rm:*)") {
+		t.Errorf("rm decision %+v", r.decisions)
+	}
+}
+
+func TestLiveJQPolicyRewritesCommand(t *testing.T) {
+	policy := writePolicy(t, "rewrite.jq", `if .tool_name == "Bash" then {behavior: "allow", updatedInput: (.input | .command |= sub("a[.]txt"; "b.txt"))} else empty end`)
+	r := spawnLive(t, "", "--policy", policy, "-p", `TOOL Bash {"command":"touch {{cwd}}/a.txt","description":"make a file"}`)
+	if r.code != 0 {
+		t.Fatalf("exit %d", r.code)
+	}
+	if _, err := os.Stat(filepath.Join(r.dir, "b.txt")); err != nil {
+		t.Errorf("the rewritten command did not run: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(r.dir, "a.txt")); err == nil {
+		t.Errorf("the original command ran")
+	}
+	if len(r.decisions) != 1 || r.decisions[0].DecidedBy != protocol.ByJQ {
+		t.Errorf("decisions %+v", r.decisions)
+	}
+}
+
+func TestLiveApproverCoProcess(t *testing.T) {
+	// A co-process that allows everything with a bare decision object.
+	approver := writePolicy(t, "approver.sh", "#!/bin/sh\nwhile read -r line; do echo '{\"behavior\":\"allow\"}'; done\n")
+	os.Chmod(approver, 0o755)
+	r := spawnLive(t, "", "--approver", approver, "-p", "please WRITE banana")
+	if r.code != 0 {
+		t.Fatalf("exit %d", r.code)
+	}
+	if _, err := os.Stat(filepath.Join(r.dir, "banana.txt")); err != nil {
+		t.Errorf("banana.txt: %v", err)
+	}
+	if len(r.decisions) != 1 || r.decisions[0].DecidedBy != protocol.ByApprover || r.decisions[0].Behavior != "allow" {
+		t.Errorf("decisions %+v", r.decisions)
+	}
+}
+
+func TestLiveHookScriptApprover(t *testing.T) {
+	// An existing PreToolUse hook script, used unchanged: it blocks rm -rf
+	// with exit 2 and allows Writes.
+	hook := writePolicy(t, "hook.sh", `#!/bin/sh
+input=$(cat)
+case "$input" in
+  *'rm -rf'*) echo "rm -rf is blocked by hook.sh" >&2; exit 2 ;;
+  *'"tool_name":"Write"'*) printf '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"writes are fine"}}\n' ;;
+esac
+`)
+	os.Chmod(hook, 0o755)
+	r := spawnLive(t, "", "--approver", hook, "--approver-format", "hook", "-p", "please WRITE banana")
+	if r.code != 0 {
+		t.Fatalf("write: exit %d", r.code)
+	}
+	if _, err := os.Stat(filepath.Join(r.dir, "banana.txt")); err != nil {
+		t.Errorf("banana.txt: %v", err)
+	}
+	r = spawnLive(t, "", "--approver", hook, "--approver-format", "hook", "-p", "RMRF")
+	if r.code != protocol.ExitDenied {
+		t.Fatalf("rm: exit %d", r.code)
+	}
+	seen := false
+	for _, tr := range r.api.ToolResults() {
+		seen = seen || (tr.IsError && strings.Contains(tr.Text, "rm -rf is blocked by hook.sh"))
+	}
+	if !seen {
+		t.Errorf("the model did not get the hook's reason: %+v", r.api.ToolResults())
+	}
+}
+
+func TestLiveAskAnsweredFromRules(t *testing.T) {
+	rules := writePolicy(t, "rules.json", `{"answers": {"Do you prefer cats or dogs?": "Dogs"}}`)
+	r := spawnLive(t, "", "--policy", rules, "-p", "ASK me")
+	if r.code != 0 {
+		t.Fatalf("exit %d", r.code)
+	}
+	seen := false
+	for _, tr := range r.api.ToolResults() {
+		seen = seen || (!tr.IsError && strings.Contains(tr.Text, "Dogs"))
+	}
+	if !seen {
+		t.Errorf("the model never got the answer Dogs: %+v", r.api.ToolResults())
+	}
+}
+
+func TestLiveAskWithoutAnswerIsDenied(t *testing.T) {
+	r := spawnLive(t, "", "-p", "ASK me")
+	if r.code != protocol.ExitDenied {
+		t.Fatalf("exit %d", r.code)
+	}
+	seen := false
+	for _, tr := range r.api.ToolResults() {
+		seen = seen || (tr.IsError && strings.Contains(tr.Text, "no person is available"))
+	}
+	if !seen {
+		t.Errorf("the model was not told no one can answer: %+v", r.api.ToolResults())
+	}
+}
+
+func TestLiveBrokenPolicyStopsBeforeStart(t *testing.T) {
+	rules := writePolicy(t, "broken.json", "{\n  \"allow\": [\"Write(\"]\n}\n")
+	r := spawnLive(t, "", "--policy", rules, "-p", "HELLO")
+	if r.code != protocol.ExitUsage {
+		t.Fatalf("exit %d, want 2", r.code)
+	}
+	if !strings.Contains(r.stderr, "broken.json:2:") {
+		t.Errorf("stderr does not name file:line: %q", r.stderr)
+	}
+	if n := len(r.api.MessagesRequests()); n != 0 {
+		t.Errorf("the agent ran (%d model requests)", n)
+	}
+}
