@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/alecthomas/kong"
+
 	"github.com/agentjq/agentjq/approve"
 	"github.com/agentjq/agentjq/bridge"
 	"github.com/agentjq/agentjq/iostreams"
@@ -53,13 +55,25 @@ type SpawnFlags struct {
 // SpawnCmd is the spawn subcommand.
 type SpawnCmd struct {
 	SpawnFlags
-	Record    string   `placeholder:"FILE" help:"Also record the session to FILE (see agentjq record)."`
+	Record string `placeholder:"FILE" help:"Also record the session to FILE (see agentjq record)."`
+	RedactFlags
 	AgentArgs []string `arg:"" optional:"" passthrough:"" help:"Arguments after -- go to the agent verbatim."`
 }
 
 // Run runs spawn.
-func (c *SpawnCmd) Run(ctx context.Context, ios *iostreams.IO) error {
-	return runSpawn(ctx, ios, c.SpawnFlags, c.AgentArgs, nil)
+func (c *SpawnCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Context) error {
+	if c.Record == "" {
+		return runSpawn(ctx, ios, c.SpawnFlags, c.AgentArgs, nil)
+	}
+	rec, err := openRecording(ios, c.Record, c.RedactFlags, c.Agent, append([]string{"agentjq"}, kctx.Args...), c.Cwd)
+	if err != nil {
+		return err
+	}
+	runErr := runSpawn(ctx, ios, c.SpawnFlags, c.AgentArgs, rec.Tap)
+	if err := rec.Close(); err != nil && runErr == nil {
+		runErr = err
+	}
+	return runErr
 }
 
 // runSpawn runs one session; record and spawn --record pass a tap.

@@ -15,6 +15,7 @@ import (
 	"github.com/agentjq/agentjq/internal/fakeagent"
 	"github.com/agentjq/agentjq/iostreams"
 	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/recording"
 )
 
 func TestMain(m *testing.M) {
@@ -174,5 +175,42 @@ func TestSpawnClosedStdout(t *testing.T) {
 	}
 	if strings.Count(string(out), "\n") > 3 {
 		t.Errorf("error flood: %s", out)
+	}
+}
+
+// TestSpawnRecord: spawn --record writes a recording whose agent output is
+// what spawn wrote, byte for byte.
+func TestSpawnRecord(t *testing.T) {
+	ios, out, errb := fakeIO(t, "capture:write-deny", "please WRITE banana\n")
+	path := filepath.Join(t.TempDir(), "s.rec")
+	if code := Main([]string{"spawn", "--bin", os.Args[0], "--record", path}, ios); code != protocol.ExitDenied {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rd, err := recording.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shown, dirs []string
+	for {
+		e, err := rd.Next()
+		if err != nil {
+			break
+		}
+		dirs = append(dirs, string(e.Dir))
+		if e.Dir == recording.Out || e.Dir == recording.Event {
+			shown = append(shown, string(e.Msg))
+		}
+	}
+	if got := strings.Join(shown, "\n") + "\n"; got != out.String() {
+		t.Errorf("the recording's out and event lines differ from spawn's stdout")
+	}
+	joined := strings.Join(dirs, " ")
+	if !strings.Contains(joined, "in") || !strings.Contains(joined, "event") {
+		t.Errorf("directions recorded: %s", joined)
 	}
 }
