@@ -26,7 +26,7 @@ type HostFlags struct {
 
 	MCPServer []string `name:"mcp-server" sep:"none" placeholder:"NAME=CMD" help:"Start 'sh -c CMD' as a stdio MCP server owned by this session and relay the agent's MCP traffic to it; its tools appear as mcp__NAME__<tool>. No --mcp-config file needed; the server and its process group end with the session. Repeatable. Example: --mcp-server 'fs=npx -y @modelcontextprotocol/server-filesystem .'."`
 
-	Hook        []string      `name:"hook" sep:"none" placeholder:"EVENT[:MATCHER]=CMD" help:"Run CMD as a hook for EVENT (PreToolUse, PostToolUse, UserPromptSubmit, Stop, ...), optionally only for tools matching MATCHER; repeatable. CMD gets the hook input JSON on stdin, with Claude Code's command-hook semantics: JSON on stdout is the answer; exit 2 blocks (PreToolUse: denies the call) with stderr as the reason; other statuses are non-blocking errors. Example: --hook 'PreToolUse:Bash=./guard.sh'."`
+	Hook        []string      `name:"hook" sep:"none" placeholder:"EVENT[:MATCHER]=CMD" help:"Run CMD as a hook for EVENT (PreToolUse, PostToolUse, UserPromptSubmit, Stop, ...), optionally only for tools matching MATCHER; repeatable. CMD gets the hook input JSON on stdin, with Claude Code's command-hook semantics: JSON on stdout is the answer; exit 2 blocks (PreToolUse: denies the call) with stderr as the reason; other statuses are non-blocking errors. claude 2.1.328 calls no SessionStart or SessionEnd hook registered this way. Example: --hook 'PreToolUse:Bash=./guard.sh'."`
 	HookTimeout time.Duration `name:"hook-timeout" default:"60s" help:"Kill a hook command after this long and answer for it (no opinion)."`
 }
 

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -60,12 +61,15 @@ func runHosted(t *testing.T, prompt string, d approve.DeciderFunc, f HostFlags, 
 	ios, _, out, errb := iostreams.Test()
 	path, args := bridge.Command(bridge.Profiles["claude"], bin, runtime.GOOS, bridge.PassFlags{}, nil)
 	var asked []string
+	var askedMu sync.Mutex
 	opts := bridge.Options{
 		Profile: bridge.Profiles["claude"], Path: path, Args: args, Dir: dir,
 		Env:    livetest.Env(t, api.URL()),
 		Prompt: prompt, HasPrompt: true,
 		Approver: approve.DeciderFunc(func(ctx context.Context, req *approve.Request) (approve.Verdict, error) {
+			askedMu.Lock()
 			asked = append(asked, req.ToolName)
+			askedMu.Unlock()
 			return d(ctx, req)
 		}),
 		Timeout: 90 * time.Second, Grace: 2 * time.Second,

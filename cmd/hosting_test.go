@@ -267,3 +267,32 @@ func TestHostFlagUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestHangingHookIsAnswered: a hook past --hook-timeout is killed and
+// answered (no opinion, with a systemMessage), never left silent.
+func TestHangingHookIsAnswered(t *testing.T) {
+	ios, _, errb, logPath := hostIO(t, "capture:hook-callback", "go\n")
+	code := Main([]string{"spawn", "--bin", os.Args[0], "--hook-timeout", "300ms", "--hook", "PreToolUse:Bash=sleep 60"}, ios)
+	log := readLog(t, logPath)
+	if code != 0 {
+		t.Errorf("exit %d\nstderr: %s", code, errb)
+	}
+	hooksReg, _ := json.Marshal(ourInit(t, log)["hooks"])
+	if !strings.Contains(string(hooksReg), `"timeout":6`) {
+		t.Errorf("the agent was not told the hook's time limit: %s", hooksReg)
+	}
+	_, got := controlLines(t, log)
+	for id, req := range agentRequests(t, "hook-callback") {
+		if req["subtype"] != "hook_callback" {
+			continue
+		}
+		want := map[string]any{"subtype": "success", "request_id": id, "response": map[string]any{
+			"systemMessage": "agentjq: hook timed out and was killed; treated as no opinion"}}
+		if !jsonEqual(got[id], want) {
+			t.Errorf("got %v", got[id])
+		}
+	}
+	if !strings.Contains(errb.String(), "agentjq: hook PreToolUse:Bash: timed out") {
+		t.Errorf("stderr %q", errb)
+	}
+}
