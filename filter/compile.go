@@ -31,12 +31,28 @@ type moduleLoader struct {
 }
 
 func (l *moduleLoader) LoadInitModules() ([]*gojq.Query, error) {
+	qs := []*gojq.Query{compatQuery()}
 	q, err := agentlibQuery()
 	if err != nil || q == nil {
-		return nil, err
+		return qs, err
 	}
-	return []*gojq.Query{q}, nil
+	return append(qs, q), nil
 }
+
+// compatSource defines jq 1.6 builtins gojq dropped, so jq programs keep
+// working. keys_unsorted returns sorted keys: gojq keeps no key order.
+const compatSource = `
+def leaf_paths: paths(scalars);
+def keys_unsorted: keys;
+`
+
+var compatQuery = sync.OnceValue(func() *gojq.Query {
+	q, err := gojq.Parse(compatSource)
+	if err != nil {
+		panic("filter: compat definitions do not parse: " + err.Error())
+	}
+	return q
+})
 
 func (l *moduleLoader) LoadModuleWithMeta(name string, meta map[string]any) (*gojq.Query, error) {
 	if name == "agentlib" {
