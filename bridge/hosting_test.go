@@ -19,6 +19,7 @@ func TestKeepStdinOpenAnswersTheHandshake(t *testing.T) {
 	r := runFake(t, "capture:mcp-ping", "", func(o *Options) {
 		o.Init = map[string]any{"subtype": "initialize", "hooks": map[string]any{}, "sdkMcpServers": []string{"probe"}}
 		o.KeepStdinOpen = true
+		o.Grace = 3 * time.Second // a loaded machine, -race: the exit may be slow
 		o.Handlers = map[string]ControlHandler{"mcp_message": func(_ context.Context, _ string, req json.RawMessage) (any, error) {
 			methods.Add(1)
 			return map[string]any{"mcp_response": map[string]any{"jsonrpc": "2.0", "id": nil, "result": map[string]any{}}}, nil
@@ -42,7 +43,7 @@ func TestKeepStdinOpenAnswersTheHandshake(t *testing.T) {
 		t.Errorf("took %s", el)
 	}
 	if r.rep.AgentExit != 0 {
-		t.Errorf("report %+v\nstderr %s", r.rep, r.stderr)
+		t.Errorf("report %+v\nstderr %s\nlog %s\nstdout %.3000s", r.rep, r.stderr, r.log, r.stdout)
 	}
 }
 
