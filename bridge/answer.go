@@ -155,8 +155,12 @@ func (s *session) respondPermission(id string, req *approve.Request, res protoco
 		s.warn(protocol.WarnInternal, "could not answer permission request "+id+": "+err.Error())
 	}
 	if res.Behavior == protocol.Deny {
+		key := req.ToolUseID
+		if key == "" {
+			key = "request-" + id
+		}
 		s.mu.Lock()
-		s.denials++
+		s.denied[key] = true
 		s.mu.Unlock()
 	}
 	if by == "" {

@@ -215,6 +215,10 @@ func TestDenialOutcome(t *testing.T) {
 	if r.rep.Outcome != protocol.OutcomeDenied || r.rep.ExitCode != protocol.ExitDenied {
 		t.Errorf("outcome %s/%d, want denied/%d", r.rep.Outcome, r.rep.ExitCode, protocol.ExitDenied)
 	}
+	// agentjq's deny and the result's permission_denials are one call.
+	if r.rep.Denials != 1 {
+		t.Errorf("denials %d, want 1", r.rep.Denials)
+	}
 }
 
 func TestErrorOutcomes(t *testing.T) {

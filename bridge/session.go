@@ -104,17 +104,19 @@ type session struct {
 
 	out *outWriter
 
-	mu          sync.Mutex
-	changed     chan struct{} // signalled when state the loop waits on changes
-	inFlight    int           // turns sent whose result has not come
-	lastSent    time.Time
-	pending     map[string]context.CancelFunc // agent requests being answered
-	withdraw    map[string]context.CancelFunc // cancels a request the agent withdrew
-	ours        map[string]bool               // our own control requests awaiting replies
-	background  map[string]bool               // background task ids
-	lastResult  *protocol.Result
-	turns       int
-	denials     int
+	mu         sync.Mutex
+	changed    chan struct{} // signalled when state the loop waits on changes
+	inFlight   int           // turns sent whose result has not come
+	lastSent   time.Time
+	pending    map[string]context.CancelFunc // agent requests being answered
+	withdraw   map[string]context.CancelFunc // cancels a request the agent withdrew
+	ours       map[string]bool               // our own control requests awaiting replies
+	background map[string]bool               // background task ids
+	lastResult *protocol.Result
+	turns      int
+	// denied holds the tool_use_id of every denied call, whoever denied it:
+	// agentjq answers and the agent's permission_denials name the same call.
+	denied      map[string]bool
 	sessionID   string
 	versionSeen bool
 	lastOutput  time.Time
@@ -147,6 +149,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		withdraw:   map[string]context.CancelFunc{},
 		ours:       map[string]bool{},
 		background: map[string]bool{},
+		denied:     map[string]bool{},
 		stderrTail: tail{max: 64 << 10},
 	}
 	return s.run(ctx)
@@ -588,26 +591,38 @@ func (s *session) agentLine(ctx context.Context, lr *lineReader, line []byte) {
 	s.mu.Lock()
 	s.lastOutput = time.Now()
 	s.mu.Unlock()
-	if len(bytes.TrimSpace(line)) == 0 {
-		return
-	}
-	if !protocol.MayRoute(line) {
-		// The hot path: an event agentjq does not act on.
-		if !isJSONObject(line) {
+	// One pass validates the line and reads its type: most lines need
+	// nothing more on their way out.
+	head, ok := protocol.Scan(line)
+	if !ok {
+		if len(bytes.TrimSpace(line)) > 0 {
 			s.nonJSON(lr.n, line)
-			return
 		}
-		s.tap(recording.Out, line)
-		s.out.line(line, !lr.buffered())
-		return
-	}
-	env, err := protocol.DecodeEnvelope(line)
-	if err != nil {
-		s.nonJSON(lr.n, line)
 		return
 	}
 	s.tap(recording.Out, line)
 	s.out.line(line, !lr.buffered())
+	typ, subtype := string(head.Type), string(head.Subtype)
+	if head.Escaped {
+		typ, subtype, _ = head.Strings()
+	}
+	switch typ {
+	case protocol.TypeResult:
+		s.result(line)
+	case protocol.TypeSystem:
+		s.system(subtype, line)
+	case protocol.TypeControlRequest, protocol.TypeControlCancel, protocol.TypeControlResp:
+		env, err := protocol.DecodeEnvelope(line)
+		if err != nil {
+			s.warn(protocol.WarnInternal, fmt.Sprintf("agent stdout:%d: undecodable %s: %v", lr.n, typ, err))
+			return
+		}
+		s.control(ctx, env)
+	}
+}
+
+// control routes the control messages of the agent.
+func (s *session) control(ctx context.Context, env protocol.Envelope) {
 	switch env.Type {
 	case protocol.TypeControlRequest:
 		req := append([]byte(nil), env.Request...)
@@ -630,10 +645,6 @@ func (s *session) agentLine(ctx context.Context, lr *lineReader, line []byte) {
 		delete(s.ours, id)
 		s.mu.Unlock()
 		s.notify()
-	case protocol.TypeResult:
-		s.result(line)
-	case protocol.TypeSystem:
-		s.system(env, line)
 	}
 }
 
@@ -649,34 +660,37 @@ func (s *session) result(line []byte) {
 		s.warn(protocol.WarnInternal, "undecodable result: "+err.Error())
 		return
 	}
-	var q struct {
-		Queued *int `json:"queued_turn_count"`
-	}
-	_ = json.Unmarshal(line, &q)
 	s.mu.Lock()
 	s.lastResult = &r
-	s.denials += len(r.PermissionDenials)
+	for _, d := range r.PermissionDenials {
+		var den struct {
+			ToolUseID string `json:"tool_use_id"`
+		}
+		if json.Unmarshal(d, &den) != nil || den.ToolUseID == "" {
+			den.ToolUseID = "result-" + strconv.Itoa(len(s.denied))
+		}
+		s.denied[den.ToolUseID] = true
+	}
 	if s.inFlight > 0 {
 		s.inFlight--
 	}
 	// Turns written while one runs may be folded into it: one result for
 	// several turns. The agent says how many are still queued; trust it
 	// unless we wrote a turn so recently it may not have been read yet.
-	if q.Queued != nil && s.inFlight > *q.Queued && time.Since(s.lastSent) > time.Second {
-		s.inFlight = *q.Queued
+	if q := r.QueuedTurns; q != nil && s.inFlight > *q && time.Since(s.lastSent) > time.Second {
+		s.inFlight = *q
 	}
 	s.mu.Unlock()
 	s.notify()
 }
 
-func (s *session) system(env protocol.Envelope, line []byte) {
-	switch env.Subtype {
+func (s *session) system(subtype string, line []byte) {
+	switch subtype {
 	case "init":
-		var init struct {
-			SessionID string `json:"session_id"`
-			Version   string `json:"claude_code_version"`
-		}
-		_ = json.Unmarshal(line, &init)
+		var init struct{ SessionID, Version string }
+		f := protocol.Fields(line, "session_id", "claude_code_version")
+		_ = json.Unmarshal(f[0], &init.SessionID)
+		_ = json.Unmarshal(f[1], &init.Version)
 		s.mu.Lock()
 		s.sessionID = init.SessionID
 		first := !s.versionSeen
@@ -689,7 +703,7 @@ func (s *session) system(env protocol.Envelope, line []byte) {
 			s.warn(protocol.WarnVersion, msg)
 		}
 	case "task_started", "task_notification", "task_updated", "background_tasks_changed":
-		s.trackTask(env.Subtype, line)
+		s.trackTask(subtype, line)
 	}
 }
 
@@ -806,7 +820,7 @@ func (s *session) finish() Report {
 func (s *session) outcome() (Report, protocol.Exit) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rep := Report{AgentExit: s.cmd.ProcessState.ExitCode(), Turns: s.turns, Denials: s.denials}
+	rep := Report{AgentExit: s.cmd.ProcessState.ExitCode(), Turns: s.turns, Denials: len(s.denied)}
 	if ws, ok := s.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		rep.Signal = ws.Signal().String()
 		rep.AgentExit = -1
@@ -823,7 +837,7 @@ func (s *session) outcome() (Report, protocol.Exit) {
 		TurnInFlight: s.inFlight > 0,
 		AgentExit:    agentExit,
 		LastResult:   s.lastResult,
-		Denials:      s.denials,
+		Denials:      len(s.denied),
 	})
 	rep.ExitCode = rep.Outcome.ExitCode()
 	ev := protocol.Exit{
@@ -862,10 +876,4 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-// isJSONObject reports whether line is one JSON object.
-func isJSONObject(line []byte) bool {
-	t := bytes.TrimSpace(line)
-	return len(t) >= 2 && t[0] == '{' && t[len(t)-1] == '}' && json.Valid(t)
 }

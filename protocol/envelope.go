@@ -89,26 +89,3 @@ func (e Envelope) ResponseID() string {
 	_ = json.Unmarshal(e.Response, &r)
 	return r.RequestID
 }
-
-// routedMarkers are the quoted type values of the messages agentjq acts on.
-// The quotes matter: inside a JSON string a quote is escaped, so these
-// bytes can only appear as a whole string token.
-var routedMarkers = [][]byte{
-	[]byte(`"control_`),
-	[]byte(`"result"`),
-	[]byte(`"system"`),
-	[]byte(`"agentjq"`),
-}
-
-// MayRoute reports whether a line can be one agentjq acts on (a control
-// message, a result, a system event). It is a fast pre-filter for the hot
-// path: false means the line is certainly none of those and needs no
-// decoding; true means DecodeEnvelope must decide.
-func MayRoute(line []byte) bool {
-	for _, m := range routedMarkers {
-		if bytes.Contains(line, m) {
-			return true
-		}
-	}
-	return false
-}

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 )
 
@@ -17,6 +18,9 @@ type Result struct {
 	Errors            []string          `json:"errors"`
 	TerminalReason    string            `json:"terminal_reason"`
 	SessionID         string            `json:"session_id"`
+	// QueuedTurns is queued_turn_count: turns still waiting after this
+	// one (nil when the agent does not say).
+	QueuedTurns *int `json:"queued_turn_count"`
 }
 
 // Result subtypes.
@@ -28,11 +32,26 @@ const (
 	ResultErrorMaxStructured = "error_max_structured_output_retries"
 )
 
-// DecodeResult reads the fields of a result line that outcomes need.
+// resultKeys are the fields of Result, in the order DecodeResult reads them.
+var resultKeys = []string{"subtype", "is_error", "result", "num_turns", "duration_ms", "total_cost_usd",
+	"permission_denials", "errors", "terminal_reason", "session_id", "queued_turn_count"}
+
+// DecodeResult reads the fields of a result line that outcomes need,
+// without decoding the rest (usage and modelUsage are most of a result).
+// The line must be one Scan accepted.
 func DecodeResult(line []byte) (Result, error) {
 	var r Result
-	err := json.Unmarshal(line, &r)
-	return r, err
+	dst := []any{&r.Subtype, &r.IsError, &r.Result, &r.NumTurns, &r.DurationMS, &r.TotalCostUSD,
+		&r.PermissionDenials, &r.Errors, &r.TerminalReason, &r.SessionID, &r.QueuedTurns}
+	for i, raw := range Fields(line, resultKeys...) {
+		if raw == nil || string(raw) == "null" {
+			continue
+		}
+		if err := json.Unmarshal(raw, dst[i]); err != nil {
+			return r, fmt.Errorf("result.%s: %w", resultKeys[i], err)
+		}
+	}
+	return r, nil
 }
 
 // Failed reports whether the result ended the turn in an error, whatever

@@ -3,6 +3,8 @@ package protocol
 import (
 	"encoding/binary"
 	"encoding/json"
+	"math/bits"
+	"unicode/utf8"
 )
 
 // Head is what Scan reads from a line in one pass: the top-level type,
@@ -17,11 +19,15 @@ type Head struct {
 }
 
 // Strings returns the head's fields as Go strings, unescaped.
+// Invalid UTF-8 becomes U+FFFD, as encoding/json decodes it.
 func (h Head) Strings() (typ, subtype, requestID string) {
-	if !h.Escaped {
-		return string(h.Type), string(h.Subtype), string(h.RequestID)
+	str := func(b []byte) string {
+		if h.Escaped || !utf8.Valid(b) {
+			return string(unescape(b))
+		}
+		return string(b)
 	}
-	return string(unescape(h.Type)), string(unescape(h.Subtype)), string(unescape(h.RequestID))
+	return str(h.Type), str(h.Subtype), str(h.RequestID)
 }
 
 // Scan validates that line is exactly one JSON object (surrounding white
@@ -274,8 +280,11 @@ func (s *scanner) str() (escaped, ok bool) {
 			x := binary.LittleEndian.Uint64(b[i:])
 			q := x ^ quotes
 			e := x ^ slashes
-			special := ((q - lsb) &^ q) | ((e - lsb) &^ e) | ((x - 0x20*lsb) &^ x)
-			if special&msb != 0 {
+			special := (((q - lsb) &^ q) | ((e - lsb) &^ e) | ((x - 0x20*lsb) &^ x)) & msb
+			if special != 0 {
+				// The lowest flagged byte is always a true match (borrows
+				// only run upwards): jump straight to it.
+				i += bits.TrailingZeros64(special) >> 3
 				break
 			}
 			i += 8
@@ -314,5 +323,54 @@ func (s *scanner) str() (escaped, ok bool) {
 		default:
 			i++
 		}
+	}
+}
+
+// Fields returns the raw values of the given top-level keys of a line that
+// Scan accepted (nil for a key that is absent; the last one for a key that
+// repeats). It lets the few lines agentjq acts on be read without decoding
+// the rest of them.
+func Fields(line []byte, keys ...string) [][]byte {
+	out := make([][]byte, len(keys))
+	s := scanner{b: line}
+	s.ws()
+	if s.i >= len(s.b) || s.b[s.i] != '{' {
+		return out
+	}
+	s.i++
+	for {
+		s.ws()
+		if s.i >= len(s.b) || s.b[s.i] != '"' {
+			return out
+		}
+		kStart := s.i + 1
+		kEsc, ok := s.str()
+		if !ok {
+			return out
+		}
+		key := s.b[kStart : s.i-1]
+		if kEsc {
+			key = unescape(key)
+		}
+		s.ws()
+		if s.i >= len(s.b) || s.b[s.i] != ':' {
+			return out
+		}
+		s.i++
+		s.ws()
+		vStart := s.i
+		if !s.value() {
+			return out
+		}
+		for k, want := range keys {
+			if string(key) == want {
+				out[k] = s.b[vStart:s.i]
+			}
+		}
+		s.ws()
+		if s.i >= len(s.b) || s.b[s.i] != ',' {
+			return out
+		}
+		s.i++
 	}
 }

@@ -88,3 +88,14 @@ func BenchmarkScan(b *testing.B) {
 		}
 	}
 }
+
+func TestFields(t *testing.T) {
+	line := []byte(`{"type":"result","n":[1,{"type":"x"}], "is_error" : true,"s":"a\"b","n":2}`)
+	got := Fields(line, "is_error", "n", "s", "missing", "type")
+	want := []string{"true", "2", `"a\"b"`, "", `"result"`}
+	for i := range want {
+		if string(got[i]) != want[i] {
+			t.Errorf("field %d = %q, want %q", i, got[i], want[i])
+		}
+	}
+}
