@@ -183,6 +183,11 @@ func ParseArgs(args []string) (*Options, error) {
 			}
 		}
 	}
+	if o.ProgramFile != "" && havePrograms {
+		// -f came after the first positional: that one is an input too.
+		o.Files = append([]string{o.Program}, o.Files...)
+		o.Program = ""
+	}
 	if o.View && havePrograms {
 		// --view runs no program: every positional is a file.
 		o.Files = append([]string{o.Program}, o.Files...)

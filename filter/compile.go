@@ -110,11 +110,11 @@ func compileProgram(o *Options, src string, named []string, values []any, h hook
 	if err != nil {
 		return nil, compileError(src, o.ProgramFile, err)
 	}
-	vars := make([]string, 0, len(named)+2)
+	vars := make([]string, 0, len(named)+1)
 	for _, n := range named {
 		vars = append(vars, "$"+n)
 	}
-	vars = append(vars, "$ARGS", "$__prog_name")
+	vars = append(vars, "$ARGS")
 	code, err := gojq.Compile(q,
 		gojq.WithModuleLoader(&moduleLoader{dirs: gojq.NewModuleLoader(o.LibDirs)}),
 		gojq.WithEnvironLoader(func() []string { return o.Environ }),

@@ -110,7 +110,7 @@ func (o *Options) workers() int {
 }
 
 // variables returns the names and values of --arg and friends, then
-// $ARGS and $__prog_name.
+// $ARGS.
 func (o *Options) variables() ([]string, []any, error) {
 	var names []string
 	var values []any
@@ -144,7 +144,7 @@ func (o *Options) variables() ([]string, []any, error) {
 	if pos == nil {
 		pos = []any{}
 	}
-	values = append(values, map[string]any{"positional": pos, "named": named}, "agentjq")
+	values = append(values, map[string]any{"positional": pos, "named": named})
 	return names, values, nil
 }
 
@@ -263,6 +263,10 @@ func (e *engine) runValue(w *worker, v any, raw []byte, name string, num int) {
 			return
 		}
 		w.write(x, v, raw)
+		if w == &e.main && len(w.out) > 1<<20 {
+			// One input with a lot of output: do not hold it all.
+			e.flushWorker(w)
+		}
 	}
 }
 
