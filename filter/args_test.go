@@ -30,8 +30,12 @@ func TestParseArgs(t *testing.T) {
 		}, ""},
 		{[]string{"--jsonargs", ".", "1", `"s"`}, func(o *Options) bool { return reflect.DeepEqual(o.Positional, []any{1, "s"}) }, ""},
 		{[]string{"--jsonargs", ".", "nope"}, nil, "--jsonargs: invalid JSON"},
-		{[]string{"-f", "prog.jq", "in.json"}, func(o *Options) bool { return o.ProgramFile == "prog.jq" && reflect.DeepEqual(o.Files, []string{"in.json"}) }, ""},
-		{[]string{"in.json", "-f", "prog.jq"}, func(o *Options) bool { return o.ProgramFile == "prog.jq" && reflect.DeepEqual(o.Files, []string{"in.json"}) }, ""},
+		{[]string{"-f", "prog.jq", "in.json"}, func(o *Options) bool {
+			return o.ProgramFile == "prog.jq" && reflect.DeepEqual(o.Files, []string{"in.json"})
+		}, ""},
+		{[]string{"in.json", "-f", "prog.jq"}, func(o *Options) bool {
+			return o.ProgramFile == "prog.jq" && reflect.DeepEqual(o.Files, []string{"in.json"})
+		}, ""},
 		{[]string{"-L", "d1", "-Ld2", "--library-path", "d3"}, func(o *Options) bool { return reflect.DeepEqual(o.LibDirs, []string{"d1", "d2", "d3"}) }, ""},
 		{[]string{"-nL", "d1"}, func(o *Options) bool { return o.NullInput && reflect.DeepEqual(o.LibDirs, []string{"d1"}) }, ""},
 		{[]string{"--", "-x", "-"}, func(o *Options) bool { return o.Program == "-x" && reflect.DeepEqual(o.Files, []string{"-"}) }, ""},
@@ -43,7 +47,9 @@ func TestParseArgs(t *testing.T) {
 		{[]string{"--raw-output=1"}, nil, "does not take =VALUE"},
 		{[]string{"-x"}, nil, "unknown flag -x"},
 		{[]string{"--view", "a.ndjson", "b.ndjson"}, func(o *Options) bool { return o.View && reflect.DeepEqual(o.Files, []string{"a.ndjson", "b.ndjson"}) }, ""},
-		{[]string{"a.ndjson", "--view"}, func(o *Options) bool { return o.View && o.Program == "" && reflect.DeepEqual(o.Files, []string{"a.ndjson"}) }, ""},
+		{[]string{"a.ndjson", "--view"}, func(o *Options) bool {
+			return o.View && o.Program == "" && reflect.DeepEqual(o.Files, []string{"a.ndjson"})
+		}, ""},
 		{[]string{"-h"}, func(o *Options) bool { return o.Help }, ""},
 		{[]string{"-seS", "--seq"}, func(o *Options) bool { return o.Slurp && o.ExitStatus && o.SortKeys && o.Seq }, ""},
 	}
