@@ -99,11 +99,12 @@ type hooks struct {
 	debug     func(v any) // debug and stderr
 	stderr    func(v any)
 	filename  func() any
+	lineNum   func() any
 }
 
 // sequentialNames are the builtins that tie a program to the order of
 // the stream or to stderr.
-var sequentialNames = []string{"input", "inputs", "debug", "stderr", "input_filename", "input_line_number", "$__loc__"}
+var sequentialNames = []string{"input", "inputs", "debug", "stderr", "input_filename", "input_line_number"}
 
 func compileProgram(o *Options, src string, named []string, values []any, h hooks) (*program, error) {
 	q, err := gojq.Parse(src)
@@ -123,6 +124,7 @@ func compileProgram(o *Options, src string, named []string, values []any, h hook
 		gojq.WithFunction("debug", 0, 0, func(v any, _ []any) any { h.debug(v); return v }),
 		gojq.WithFunction("stderr", 0, 0, func(v any, _ []any) any { h.stderr(v); return v }),
 		gojq.WithFunction("input_filename", 0, 0, func(any, []any) any { return h.filename() }),
+		gojq.WithFunction("input_line_number", 0, 0, func(any, []any) any { return h.lineNum() }),
 	)
 	if err != nil {
 		return nil, compileError(src, o.ProgramFile, err)

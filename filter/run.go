@@ -64,6 +64,7 @@ func Run(ctx context.Context, in io.Reader, out, errOut io.Writer, o *Options) e
 			}
 			return e.curName
 		},
+		lineNum: func() any { return e.curNum },
 	}
 	p, err := compileProgram(o, src, names, values, h)
 	if err != nil {
@@ -165,6 +166,7 @@ type engine struct {
 	seqSrc *valueSource
 
 	curName string // input_filename in sequential mode
+	curNum  int    // input_line_number
 
 	errored    bool // a line or runtime error was reported
 	openErr    bool // a file could not be read
@@ -479,7 +481,7 @@ func (s *valueSource) next() (pendingValue, bool) {
 		if !ok {
 			return pendingValue{}, false
 		}
-		e.curName = l.name
+		e.curName, e.curNum = l.name, l.num
 		if l.openErr {
 			e.openFailed(l.name, errors.New(l.bad))
 			continue

@@ -130,6 +130,7 @@ func TestRun(t *testing.T) {
 		{"color", []string{"-C", ".a"}, `{"a":null}`, "\x1b[1;30mnull\x1b[0m\n", "", 0},
 		{"sort keys disables pass-through", []string{"-S", "."}, `{"b":1,"a":2}`, `{"a":2,"b":1}` + "\n", "", 0},
 		{"number spelling of scalars", []string{"."}, "1.0\n1e2\n", "1\n100\n", "", 0},
+		{"input_line_number", []string{"input_line_number"}, "1\n\n2\n", "1\n3\n", "", 0},
 		{"debug", []string{"debug | .a"}, `{"a":1}`, "1\n", "[\"DEBUG:\",{\"a\":1}]\n", 0},
 	}
 	for _, tt := range tests {
