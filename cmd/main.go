@@ -94,6 +94,7 @@ func newParser(cli *CLI, ios *iostreams.IO) (*kong.Kong, error) {
 		}),
 		kong.Bind(ios),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
+		kong.Help(helpPrinter),
 		kong.Vars{
 			"version": "",
 		},
