@@ -10,7 +10,7 @@ import "sync"
 
 const (
 	batchLines = 1024
-	batchBytes = 1 << 20
+	batchBytes = 512 << 10
 )
 
 type batch struct {
@@ -30,8 +30,8 @@ var batchPool = sync.Pool{New: func() any { return new(batch) }}
 
 func (e *engine) stream() {
 	n := e.o.workers()
-	ordered := make(chan *batch, 2*n)
-	jobs := make(chan *batch, 2*n)
+	ordered := make(chan *batch, n+1)
+	jobs := make(chan *batch, n)
 	stop := make(chan struct{})
 	lr := e.lr
 	e.lr = nil // the reader goroutine owns it now
