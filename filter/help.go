@@ -23,7 +23,7 @@ every program. Without PROGRAM, the program is ".".`
 
 // Examples are shown by --help and the man page.
 var Examples = []struct{ Command, Explanation string }{
-	{`agentjq spawn "fix the tests" | agentjq filter -r 'assistant_text'`,
+	{`agentjq spawn -p "fix the tests" | agentjq filter -r 'assistant_text'`,
 		"follow what the agent says, live"},
 	{`agentjq filter -c 'tool_calls | {name, key: key_input}' session.ndjson`,
 		"list the tools a session called"},
