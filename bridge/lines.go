@@ -57,10 +57,6 @@ func (l *lineReader) next() ([]byte, error) {
 	}
 }
 
-// buffered reports whether more input is already waiting, so a writer can
-// hold its flush until a burst ends.
-func (l *lineReader) buffered() bool { return l.r.Buffered() > 0 }
-
 func trimEOL(b []byte) []byte {
 	b = bytes.TrimSuffix(b, []byte{'\n'})
 	return bytes.TrimSuffix(b, []byte{'\r'})

@@ -43,6 +43,26 @@ func (o *outWriter) line(b []byte, flush bool) {
 	}
 }
 
+// write writes whole lines at once; a last line without its newline gets
+// one, as line would give it.
+func (o *outWriter) write(b []byte, flush bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return
+	}
+	_, err := o.w.Write(b)
+	if err == nil && len(b) > 0 && b[len(b)-1] != '\n' {
+		err = o.w.WriteByte('\n')
+	}
+	if err == nil && flush {
+		err = o.w.Flush()
+	}
+	if err != nil {
+		o.closeLocked()
+	}
+}
+
 func (o *outWriter) flush() {
 	o.mu.Lock()
 	defer o.mu.Unlock()

@@ -112,7 +112,7 @@ type session struct {
 	withdraw   map[string]context.CancelFunc // cancels a request the agent withdrew
 	ours       map[string]bool               // our own control requests awaiting replies
 	background map[string]bool               // background task ids
-	lastResult *protocol.Result
+	lastResult []byte                        // the last result line, raw
 	turns      int
 	// denied holds the tool_use_id of every denied call, whoever denied it:
 	// agentjq answers and the agent's permission_denials name the same call.
@@ -164,6 +164,7 @@ func (s *session) run(ctx context.Context) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
+	growPipe(stdoutR)
 	stderrR, stderrW, err := os.Pipe()
 	if err != nil {
 		return Report{}, err
@@ -572,55 +573,6 @@ func (s *session) envelopeSession() string {
 	return s.sessionID
 }
 
-// readAgentStdout copies the agent's lines to our stdout byte for byte and
-// routes the ones agentjq acts on.
-func (s *session) readAgentStdout(ctx context.Context, r io.Reader) {
-	lr := newLineReader(r)
-	for {
-		line, err := lr.next()
-		if line != nil {
-			s.agentLine(ctx, lr, line)
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-func (s *session) agentLine(ctx context.Context, lr *lineReader, line []byte) {
-	s.mu.Lock()
-	s.lastOutput = time.Now()
-	s.mu.Unlock()
-	// One pass validates the line and reads its type: most lines need
-	// nothing more on their way out.
-	head, ok := protocol.Scan(line)
-	if !ok {
-		if len(bytes.TrimSpace(line)) > 0 {
-			s.nonJSON(lr.n, line)
-		}
-		return
-	}
-	s.tap(recording.Out, line)
-	s.out.line(line, !lr.buffered())
-	typ, subtype := string(head.Type), string(head.Subtype)
-	if head.Escaped {
-		typ, subtype, _ = head.Strings()
-	}
-	switch typ {
-	case protocol.TypeResult:
-		s.result(line)
-	case protocol.TypeSystem:
-		s.system(subtype, line)
-	case protocol.TypeControlRequest, protocol.TypeControlCancel, protocol.TypeControlResp:
-		env, err := protocol.DecodeEnvelope(line)
-		if err != nil {
-			s.warn(protocol.WarnInternal, fmt.Sprintf("agent stdout:%d: undecodable %s: %v", lr.n, typ, err))
-			return
-		}
-		s.control(ctx, env)
-	}
-}
-
 // control routes the control messages of the agent.
 func (s *session) control(ctx context.Context, env protocol.Envelope) {
 	switch env.Type {
@@ -654,22 +606,30 @@ func (s *session) tap(dir recording.Direction, line []byte) {
 	}
 }
 
+// result counts a turn done. Only what the session needs now is read; the
+// last result is kept raw and decoded once, for the outcome.
 func (s *session) result(line []byte) {
-	r, err := protocol.DecodeResult(line)
-	if err != nil {
-		s.warn(protocol.WarnInternal, "undecodable result: "+err.Error())
-		return
+	f := protocol.Fields(line, "permission_denials", "queued_turn_count")
+	var denials []struct {
+		ToolUseID string `json:"tool_use_id"`
+	}
+	if len(f[0]) > 2 { // not "[]"
+		_ = json.Unmarshal(f[0], &denials)
+	}
+	var queued *int
+	if f[1] != nil {
+		if q, err := strconv.Atoi(string(f[1])); err == nil {
+			queued = &q
+		}
 	}
 	s.mu.Lock()
-	s.lastResult = &r
-	for _, d := range r.PermissionDenials {
-		var den struct {
-			ToolUseID string `json:"tool_use_id"`
+	s.lastResult = append(s.lastResult[:0], line...)
+	for _, d := range denials {
+		key := d.ToolUseID
+		if key == "" {
+			key = "result-" + strconv.Itoa(len(s.denied))
 		}
-		if json.Unmarshal(d, &den) != nil || den.ToolUseID == "" {
-			den.ToolUseID = "result-" + strconv.Itoa(len(s.denied))
-		}
-		s.denied[den.ToolUseID] = true
+		s.denied[key] = true
 	}
 	if s.inFlight > 0 {
 		s.inFlight--
@@ -677,28 +637,41 @@ func (s *session) result(line []byte) {
 	// Turns written while one runs may be folded into it: one result for
 	// several turns. The agent says how many are still queued; trust it
 	// unless we wrote a turn so recently it may not have been read yet.
-	if q := r.QueuedTurns; q != nil && s.inFlight > *q && time.Since(s.lastSent) > time.Second {
-		s.inFlight = *q
+	if queued != nil && s.inFlight > *queued && time.Since(s.lastSent) > time.Second {
+		s.inFlight = *queued
 	}
 	s.mu.Unlock()
 	s.notify()
 }
 
-func (s *session) system(subtype string, line []byte) {
+// systemRouted reports whether agentjq acts on a system event of subtype.
+func systemRouted(subtype string) bool {
+	switch subtype {
+	case "init", "task_started", "task_notification", "task_updated", "background_tasks_changed":
+		return true
+	}
+	return false
+}
+
+func (s *session) system(subtype string, head protocol.Head, line []byte) {
 	switch subtype {
 	case "init":
-		var init struct{ SessionID, Version string }
-		f := protocol.Fields(line, "session_id", "claude_code_version")
-		_ = json.Unmarshal(f[0], &init.SessionID)
-		_ = json.Unmarshal(f[1], &init.Version)
+		// system/init repeats every turn: the session id may change
+		// (--resume), the version is checked once.
+		sessionID := string(protocol.Unescape(head.SessionID))
 		s.mu.Lock()
-		s.sessionID = init.SessionID
+		s.sessionID = sessionID
 		first := !s.versionSeen
 		s.versionSeen = true
 		s.mu.Unlock()
-		if first && init.Version != "" && !protocol.VersionChecked(init.Version) {
+		if !first {
+			return
+		}
+		var version string
+		_ = json.Unmarshal(protocol.Fields(line, "claude_code_version")[0], &version)
+		if version != "" && !protocol.VersionChecked(version) {
 			msg := fmt.Sprintf("agent version %s was not checked by this agentjq (checked: %s); the protocol may have drifted",
-				init.Version, strings.Join(protocol.CheckedVersions, ", "))
+				version, strings.Join(protocol.CheckedVersions, ", "))
 			fmt.Fprintf(s.opts.Stderr, "agentjq: warning: %s\n", msg)
 			s.warn(protocol.WarnVersion, msg)
 		}
@@ -829,6 +802,14 @@ func (s *session) outcome() (Report, protocol.Exit) {
 	if s.reaped {
 		agentExit = 0 // its work was done; we ended it
 	}
+	var last *protocol.Result
+	if s.lastResult != nil {
+		r, err := protocol.DecodeResult(s.lastResult)
+		if err != nil {
+			r = protocol.Result{IsError: true, Result: "undecodable result: " + err.Error()}
+		}
+		last = &r
+	}
 	rep.Outcome = protocol.Decide(protocol.SessionFacts{
 		TimedOut:     s.timedOut,
 		Stalled:      s.stalled,
@@ -836,7 +817,7 @@ func (s *session) outcome() (Report, protocol.Exit) {
 		StdoutClosed: s.stdoutClosed || s.out.isClosed(),
 		TurnInFlight: s.inFlight > 0,
 		AgentExit:    agentExit,
-		LastResult:   s.lastResult,
+		LastResult:   last,
 		Denials:      len(s.denied),
 	})
 	rep.ExitCode = rep.Outcome.ExitCode()
@@ -857,7 +838,7 @@ func (s *session) outcome() (Report, protocol.Exit) {
 			ev.StderrTail = lastLines(t, 20)
 		}
 	case protocol.OutcomeError:
-		rep.Err = s.lastResult.ErrorText()
+		rep.Err = last.ErrorText()
 	}
 	ev.Error = rep.Err
 	return rep, ev

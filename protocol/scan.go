@@ -12,7 +12,7 @@ import (
 // lines need nothing more; the rare ones agentjq acts on are then decoded
 // in full.
 type Head struct {
-	Type, Subtype, RequestID []byte
+	Type, Subtype, RequestID, SessionID []byte
 	// Escaped is set when one of the fields above holds a backslash
 	// escape: compare through Strings, not the raw bytes.
 	Escaped bool
@@ -108,6 +108,8 @@ func (s *scanner) object(h *Head) bool {
 				dst = &h.Subtype
 			case "request_id":
 				dst = &h.RequestID
+			case "session_id":
+				dst = &h.SessionID
 			}
 			if dst != nil {
 				*dst = nil // a later duplicate key wins, whatever its type
@@ -144,6 +146,9 @@ func (s *scanner) object(h *Head) bool {
 		}
 	}
 }
+
+// Unescape decodes the raw body of a JSON string (as Head holds it).
+func Unescape(b []byte) []byte { return unescape(b) }
 
 // unescape decodes a JSON-escaped string body (rare: keys are plain).
 func unescape(b []byte) []byte {

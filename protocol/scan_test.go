@@ -25,6 +25,9 @@ func checkScan(t *testing.T, line []byte) {
 	}
 	typ, sub, id := h.Strings()
 	str := func(v any) string { s, _ := v.(string); return s }
+	if sid := string(unescape(h.SessionID)); sid != str(e["session_id"]) {
+		t.Fatalf("Scan(%q) session_id = %q, want %q", line, sid, str(e["session_id"]))
+	}
 	// A duplicate key: the last one counts, in both.
 	if typ != str(e["type"]) || sub != str(e["subtype"]) || id != str(e["request_id"]) {
 		t.Fatalf("Scan(%q) head = %q %q %q, want %q %q %q", line, typ, sub, id, str(e["type"]), str(e["subtype"]), str(e["request_id"]))
