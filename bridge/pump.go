@@ -42,8 +42,11 @@ const (
 	chunkSize = 256 << 10
 	// keepChunk is the largest buffer returned to the pool.
 	keepChunk = 4 << 20
-	// inFlight bounds the chunks read ahead of the session.
+	// chunksAhead bounds the chunks read ahead of the session.
 	chunksAhead = 4
+	// smallChunk is the size under which the reader classifies a chunk
+	// itself.
+	smallChunk = 16 << 10
 )
 
 var chunkPool = sync.Pool{New: func() any { b := make([]byte, 0, chunkSize); return &b }}
@@ -83,7 +86,13 @@ func readChunks(r io.Reader, work chan<- *chunk, out chan<- *chunk) {
 		if end > 0 {
 			c := &chunk{buf: buf[:end], first: lineNo, ready: make(chan struct{})}
 			lineNo += bytes.Count(c.buf, []byte{'\n'})
-			work <- c
+			if len(c.buf) < smallChunk {
+				// A live session writes a line at a time: classify it
+				// here rather than pay a hand-off to a worker.
+				classify(c)
+			} else {
+				work <- c
+			}
 			out <- c
 		} else {
 			chunkPool.Put(bp)

@@ -12,6 +12,7 @@
 //	grandchild         leave a grandchild holding stdout, then exit
 //	crash              exit 3 with a message on stderr
 //	bigline:N          write an N-byte assistant line and a result
+//	ticker:N:EVERY     write N time-stamped lines EVERY apart, then a result
 //	init-account       answer initialize with an account email and organization, then echo-turns
 //	mcp-server         be a stdio MCP server (internal/mcptest), not an agent
 //
@@ -220,6 +221,27 @@ func Main(scenario string) int {
 		fmt.Fprintln(out, `{"type":"system","subtype":"init","session_id":"s1","claude_code_version":"9.9.9"}`)
 		fmt.Fprintln(os.Stderr, "fatal: the fake agent fell over")
 		return 3
+	case strings.HasPrefix(scenario, "ticker:"):
+		// ticker:N:INTERVAL writes N lines, each stamped with the time it
+		// was written, INTERVAL apart, then a result.
+		var n int
+		var every time.Duration
+		parts := strings.Split(strings.TrimPrefix(scenario, "ticker:"), ":")
+		fmt.Sscan(parts[0], &n)
+		if len(parts) > 1 {
+			every, _ = time.ParseDuration(parts[1])
+		}
+		readLine()
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(out, `{"type":"assistant","t":%d,"message":{"content":[{"type":"text","text":"tick %d"}]}}`+"\n", time.Now().UnixNano(), i)
+			time.Sleep(every)
+		}
+		fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"num_turns":1}`)
+		for {
+			if _, ok := readLine(); !ok {
+				return 0
+			}
+		}
 	case strings.HasPrefix(scenario, "bigline:"):
 		var n int
 		fmt.Sscan(strings.TrimPrefix(scenario, "bigline:"), &n)
