@@ -3,6 +3,9 @@ PREFIX     ?= /usr/local
 DESTDIR    ?=
 BINDIR      = $(DESTDIR)$(PREFIX)/bin
 MANDIR      = $(DESTDIR)$(PREFIX)/share/man
+BASHCOMPDIR = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  = $(DESTDIR)$(PREFIX)/share/zsh/site-functions
+FISHCOMPDIR = $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 GO         ?= go
 VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 LDFLAGS     = -s -w -X github.com/agentjq/agentjq/internal/buildinfo.version=$(VERSION)
@@ -27,6 +30,10 @@ install: build
 	for p in man/*.1; do [ -e "$$p" ] && install -m 0644 $$p $(MANDIR)/man1/; done; true
 	for p in man/*.5; do [ -e "$$p" ] && install -m 0644 $$p $(MANDIR)/man5/; done; true
 	for p in man/*.7; do [ -e "$$p" ] && install -m 0644 $$p $(MANDIR)/man7/; done; true
+	install -d $(BASHCOMPDIR) $(ZSHCOMPDIR) $(FISHCOMPDIR)
+	bin/agentjq completion bash > $(BASHCOMPDIR)/agentjq
+	bin/agentjq completion zsh > $(ZSHCOMPDIR)/_agentjq
+	bin/agentjq completion fish > $(FISHCOMPDIR)/agentjq.fish
 
 # The README's test command. It installs the pinned claude CLI first so the
 # live tests run; set AGENTJQ_REQUIRE_LIVE=1 (CI does) to fail, not skip,

@@ -18,3 +18,13 @@ func (VersionCmd) Run(ios *iostreams.IO) error {
 		buildinfo.Version(), strings.Join(protocol.CheckedVersions, ", "))
 	return nil
 }
+
+// Help is shown after the flags.
+func (VersionCmd) Help() string {
+	return `The version comes from the build: make build sets it from git describe;
+go install records the module version.
+
+Examples:
+  agentjq version
+  agentjq version | grep 'checked against'`
+}
