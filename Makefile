@@ -72,7 +72,7 @@ man:
 	$(GO) run ./internal/tools/genman -o man
 
 fixtures: claude
-	AGENTJQ_UPDATE=1 $(GO) test ./fixtures/ -run TestRegenerate -count=1 -v
+	AGENTJQ_UPDATE=1 $(GO) test ./cmd/ -run TestRegenerateFixtures -count=1 -v
 
 clean:
 	rm -rf bin

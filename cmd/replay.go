@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/agentjq/agentjq/iostreams"
@@ -28,7 +29,7 @@ type ReplayCmd struct {
 	Inject  []string      `sep:"none" placeholder:"FAULT" help:"Inject a fault: truncate@SEQ, garbage@SEQ, oversize@SEQ[:SIZE], delay@SEQ:DUR, drop@SEQ, exit@SEQ[:CODE], drop-result; SEQ may be a type (result, control_request/can_use_tool)."`
 
 	Check   bool   `help:"Drift check: compare the shape of this recording with a new transcript and print the drift."`
-	Against string `placeholder:"FILE" help:"With --check: the new recording to compare with (without it, the recording's inputs are re-run against the live agent)."`
+	Against string `placeholder:"FILE" help:"With --check: the new recording to compare with (without it, the recording's inputs are re-run against the live agent: its turns and client control requests fed in order, its permission answers given again, its session flags re-used unless given here)."`
 	Update  bool   `help:"With --check: when they drift, replace FILE with the new recording."`
 
 	SpawnFlags
@@ -88,7 +89,7 @@ func (c *ReplayCmd) Run(ctx context.Context, ios *iostreams.IO) error {
 		return usageError("--update and --against go with --check")
 	}
 	if c.Check {
-		return c.check(ios)
+		return c.check(ctx, ios)
 	}
 	if len(c.AgentArgs) > 0 && !c.AsAgent {
 		return usageError("unexpected arguments %q (agent arguments go with --as-agent or --check)", c.AgentArgs)
@@ -153,32 +154,58 @@ func openInput(ios *iostreams.IO, path string) (io.Reader, func(), error) {
 	return f, func() { f.Close() }, nil
 }
 
-// check compares the recording's agent output with a new transcript.
-func (c *ReplayCmd) check(ios *iostreams.IO) error {
-	if c.Against == "" {
-		return &exitError{code: protocol.ExitError, err: errors.New("replay --check: re-running a recording against the live agent is not wired yet; compare two recordings with --against NEW")}
+// check compares the recording's agent output with a new transcript:
+// another recording (--against) or a live re-run of its inputs.
+func (c *ReplayCmd) check(ctx context.Context, ios *iostreams.IO) error {
+	if c.File == "-" {
+		return usageError("replay --check needs the recording as a file")
 	}
-	_, old, err := readRecordingFile(ios, c.File)
+	oldH, old, err := readRecordingFile(ios, c.File)
 	if err != nil {
 		return err
 	}
-	_, cur, err := readRecordingFile(ios, c.Against)
+	against, label := c.Against, c.Against
+	var notes []string
+	if against == "" {
+		path, stuck, err := c.liveCheck(ctx, ios, oldH, old)
+		if path != "" {
+			defer os.RemoveAll(filepath.Dir(path))
+		}
+		if err != nil {
+			return err
+		}
+		against, label = path, "the live agent"
+		if stuck != "" {
+			notes = append(notes, stuck)
+		}
+	} else if len(c.AgentArgs) > 0 {
+		return usageError("agent arguments go with a live --check, not with --against")
+	}
+	_, cur, err := readRecordingFile(ios, against)
 	if err != nil {
 		return err
 	}
 	drift := recording.Drift(recording.Transcript(old, recording.Out), recording.Transcript(cur, recording.Out))
-	if len(drift) == 0 {
+	if a, okA := exitOf(old); okA {
+		if b, okB := exitOf(cur); okB && a != b {
+			notes = append(notes, fmt.Sprintf("the agent exited with status %d, recorded %d", b, a))
+		}
+	}
+	if len(drift) == 0 && len(notes) == 0 {
 		return nil
 	}
-	fmt.Fprintf(ios.Out, "drift between %s and %s (- recorded only, + new only, ~ keys changed):\n", c.File, c.Against)
+	fmt.Fprintf(ios.Out, "drift between %s and %s (- recorded only, + new only, ~ keys changed):\n", c.File, label)
 	for _, d := range drift {
 		fmt.Fprintln(ios.Out, d.String())
 	}
+	for _, n := range notes {
+		fmt.Fprintln(ios.Out, "! "+n)
+	}
 	if c.Update {
-		if err := copyFile(c.Against, c.File); err != nil {
+		if err := copyFile(against, c.File); err != nil {
 			return err
 		}
-		fmt.Fprintf(ios.Err, "agentjq: %s updated from %s\n", c.File, c.Against)
+		fmt.Fprintf(ios.Err, "agentjq: %s updated from %s\n", c.File, label)
 		return nil
 	}
 	return silentExit(protocol.ExitError)

@@ -56,7 +56,9 @@ func TestReplayCommand(t *testing.T) {
 		{name: "stray args", args: []string{"replay", rec, "extra"}, code: 2, inStderr: "unexpected arguments"},
 		{name: "missing file", args: []string{"replay", filepath.Join(t.TempDir(), "nope")}, code: 1, inStderr: "no such file"},
 		{name: "not a recording", args: []string{"replay", "-"}, stdin: `{"type":"result"}` + "\n", code: 1, inStderr: "not an agentjq recording"},
-		{name: "check without --against", args: []string{"replay", "--check", rec}, code: 1, inStderr: "not wired yet"},
+		{name: "live check without an agent", args: []string{"replay", "--check", "--bin", filepath.Join(t.TempDir(), "no-such-agent"), rec}, code: 127, inStderr: "no-such-agent"},
+		{name: "check of stdin", args: []string{"replay", "--check", "-"}, code: 2, inStderr: "needs the recording as a file"},
+		{name: "agent args with --against", args: []string{"replay", "--check", rec, "--against", rec, "--", "--verbose"}, code: 2, inStderr: "not with --against"},
 		{name: "check against itself", args: []string{"replay", "--check", rec, "--against", rec}, stdout: ""},
 	}
 	for _, c := range cases {

@@ -78,12 +78,21 @@ func (c *SpawnCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Contex
 
 // runSpawn runs one session; record and spawn --record pass a tap.
 func runSpawn(ctx context.Context, ios *iostreams.IO, f SpawnFlags, agentArgs []string, tap func(recording.Direction, []byte)) error {
+	return runSpawnWith(ctx, ios, f, agentArgs, tap, nil)
+}
+
+// runSpawnWith is runSpawn with the permission decider replaced when
+// approver is not nil (replay --check answers as the recording did).
+func runSpawnWith(ctx context.Context, ios *iostreams.IO, f SpawnFlags, agentArgs []string, tap func(recording.Direction, []byte), approver approve.Decider) error {
 	opts, chain, err := sessionOptions(ios, f, agentArgs)
 	if err != nil {
 		return err
 	}
 	defer chain.Close()
 	opts.Tap = tap
+	if approver != nil {
+		opts.Approver = approver
+	}
 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
