@@ -217,6 +217,11 @@ func TestLiveMCPServerRelay(t *testing.T) {
 		t.Fatalf("pids %q", b)
 	}
 	for _, p := range pids {
+		// SIGKILL takes a moment to land on the process group.
+		deadline := time.Now().Add(2 * time.Second)
+		for alive(p) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
 		if alive(p) {
 			t.Errorf("process %s outlived the session", p)
 		}
