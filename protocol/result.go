@@ -43,15 +43,18 @@ func DecodeResult(line []byte) (Result, error) {
 	var r Result
 	dst := []any{&r.Subtype, &r.IsError, &r.Result, &r.NumTurns, &r.DurationMS, &r.TotalCostUSD,
 		&r.PermissionDenials, &r.Errors, &r.TerminalReason, &r.SessionID, &r.QueuedTurns}
+	// Like encoding/json, a field of the wrong type does not stop the
+	// others from being read; the first such error is returned.
+	var first error
 	for i, raw := range Fields(line, resultKeys...) {
 		if raw == nil || string(raw) == "null" {
 			continue
 		}
-		if err := json.Unmarshal(raw, dst[i]); err != nil {
-			return r, fmt.Errorf("result.%s: %w", resultKeys[i], err)
+		if err := json.Unmarshal(raw, dst[i]); err != nil && first == nil {
+			first = fmt.Errorf("result.%s: %w", resultKeys[i], err)
 		}
 	}
-	return r, nil
+	return r, first
 }
 
 // Failed reports whether the result ended the turn in an error, whatever
