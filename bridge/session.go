@@ -804,10 +804,9 @@ func (s *session) outcome() (Report, protocol.Exit) {
 	}
 	var last *protocol.Result
 	if s.lastResult != nil {
-		r, err := protocol.DecodeResult(s.lastResult)
-		if err != nil {
-			r = protocol.Result{IsError: true, Result: "undecodable result: " + err.Error()}
-		}
+		// A field of the wrong type leaves that field empty; the rest of
+		// the result still decides.
+		r, _ := protocol.DecodeResult(s.lastResult)
 		last = &r
 	}
 	rep.Outcome = protocol.Decide(protocol.SessionFacts{
