@@ -44,7 +44,7 @@ type SpawnFlags struct {
 	Timeout         time.Duration `help:"Wall-clock limit for the whole session."`
 	NoEvents        bool          `help:"Do not write agentjq's own events to stdout."`
 
-	Policy         []string `type:"path" placeholder:"FILE" help:"Approval policy files: rules (.json) or jq programs (.jq); repeatable."`
+	Policy         []string `placeholder:"FILE" help:"Approval policy files: rules (.json) or jq programs (.jq); repeatable."`
 	Approver       string   `placeholder:"CMD" help:"An approver command: a co-process that answers permission requests."`
 	ApproverFormat string   `enum:"control,hook" default:"control" help:"How the approver speaks: control (a control_response per request) or hook (a PreToolUse hook, one process per request)."`
 	NoPrompt       bool     `help:"Never prompt on the terminal: what no policy or approver decides is denied."`
