@@ -150,10 +150,10 @@ func decide(ctx context.Context, d approve.Decider, req *approve.Request) (appro
 	return v, nil
 }
 
+// respondPermission records the decision, then sends it. The event goes
+// first so that a recording (and a reader of stdout) sees who decided
+// before the agent acts on the answer.
 func (s *session) respondPermission(id string, req *approve.Request, res protocol.PermissionResult, by, rule string, start time.Time) {
-	if err := s.writeAgent(protocol.SuccessResponse(id, res)); err != nil {
-		s.warn(protocol.WarnInternal, "could not answer permission request "+id+": "+err.Error())
-	}
 	if res.Behavior == protocol.Deny {
 		key := req.ToolUseID
 		if key == "" {
@@ -172,6 +172,9 @@ func (s *session) respondPermission(id string, req *approve.Request, res protoco
 		Behavior: res.Behavior, DecidedBy: by, Rule: rule, Message: res.Message,
 		LatencyUS: time.Since(start).Microseconds(),
 	})
+	if err := s.writeAgent(protocol.SuccessResponse(id, res)); err != nil {
+		s.warn(protocol.WarnInternal, "could not answer permission request "+id+": "+err.Error())
+	}
 }
 
 // hasAnswers reports whether an AskUserQuestion input carries at least one
