@@ -69,7 +69,7 @@ func (r *openedRecording) Tap(dir recording.Direction, line []byte) { r.w.Tap(di
 // Close reports a write error that happened during the session and
 // closes the file.
 func (r *openedRecording) Close() error {
-	werr := r.w.Err()
+	werr := r.w.Close()
 	cerr := r.f.Close()
 	if werr != nil {
 		return fmt.Errorf("recording %s: %w", r.path, werr)
@@ -106,14 +106,16 @@ func openRecording(ios *iostreams.IO, path string, rf RedactFlags, agent string,
 	if err != nil {
 		return nil, err
 	}
-	// An *os.File is unbuffered: every entry reaches the OS as it happens,
-	// so a killed agentjq leaves only complete lines behind.
+	// An *os.File is unbuffered: every batch of whole entries reaches the
+	// OS as soon as the recorder's goroutine has encoded it, so a killed
+	// agentjq leaves only complete lines behind. Async keeps redaction and
+	// encoding off the session's path.
 	w, err := recording.NewWriter(f, recording.Header{
 		Agent:          agent,
 		AgentjqVersion: buildinfo.Version(),
 		Argv:           argv,
 		Cwd:            cwd,
-	}, recording.WriterOptions{Redactor: red})
+	}, recording.WriterOptions{Redactor: red, Async: true})
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("recording %s: %w", path, err)

@@ -73,6 +73,7 @@ type pattern struct {
 type Redactor struct {
 	spec     RedactSpec
 	patterns []pattern
+	hints    *hintSet
 	paths    []jqPath
 
 	mu       sync.RWMutex
@@ -102,6 +103,7 @@ func NewRedactor(spec RedactSpec, lookupEnv func(string) (string, bool)) (*Redac
 		}
 		r.paths = append(r.paths, p)
 	}
+	r.hints = newHintSet(r.patterns)
 	if lookupEnv != nil {
 		names := append([]string(nil), spec.Env...)
 		if spec.Builtin {
@@ -152,13 +154,16 @@ func (r *Redactor) String(s string) string {
 }
 
 func (r *Redactor) text(b []byte) []byte {
-	out, _ := r.textChanged(b)
+	out, _ := r.textChanged(b, ^uint64(0))
 	return out
 }
 
 // textChanged redacts literals then patterns; it returns b itself and
 // false when nothing matched.
-func (r *Redactor) textChanged(b []byte) ([]byte, bool) {
+//
+// only restricts the patterns tried to those whose bit is set (the ones a
+// whole line may hold); ^0 tries all.
+func (r *Redactor) textChanged(b []byte, only uint64) ([]byte, bool) {
 	changed := false
 	r.mu.RLock()
 	lits := r.literals
@@ -169,9 +174,9 @@ func (r *Redactor) textChanged(b []byte) ([]byte, bool) {
 			changed = true
 		}
 	}
-	scan := hintScan{b: b}
-	for _, p := range r.patterns {
-		if p.hints != nil && !scan.any(p.hints) {
+	may := r.hints.matchOnly(b, only)
+	for i, p := range r.patterns {
+		if i < 64 && may&(1<<uint(i)) == 0 {
 			continue
 		}
 		if p.re.Match(b) {
@@ -192,24 +197,31 @@ func (r *Redactor) textChanged(b []byte) ([]byte, bool) {
 // outside the redacted strings unchanged; other lines are redacted as text.
 // It returns line itself when nothing was removed.
 func (r *Redactor) Line(dir Direction, line []byte) []byte {
+	out, _, _ := r.lineObject(dir, line)
+	return out
+}
+
+// lineObject is Line that also says whether the line (without surrounding
+// white space) is one JSON object; checked is false when it did not look.
+func (r *Redactor) lineObject(dir Direction, line []byte) (out []byte, obj, checked bool) {
 	if r == nil || r.empty() {
-		return line
+		return line, false, false
 	}
 	trimmed := bytes.TrimSpace(line)
-	if len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(trimmed) {
-		return r.text(line)
+	if len(trimmed) == 0 || trimmed[0] != '{' || !validObject(trimmed) {
+		return r.text(line), false, true
 	}
 	if r.spec.Builtin && dir == Out {
 		r.learnAccount(line)
 	}
-	out := line
+	out = line
 	if len(r.paths) > 0 {
 		out = r.redactPaths(out)
 	}
 	if r.clean(out) {
-		return out
+		return out, true, true
 	}
-	return r.jsonStrings(out)
+	return r.jsonStrings(out), true, true
 }
 
 // clean is the fast pre-filter of Line: true when no secret can be in the
@@ -218,48 +230,26 @@ func (r *Redactor) Line(dir Direction, line []byte) []byte {
 // a line holding none of the patterns' hints needs no closer look. User
 // regexes could match anything: they always take the slow path.
 func (r *Redactor) clean(line []byte) bool {
-	if len(r.spec.Regex) > 0 || bytes.Contains(line, []byte(`\u`)) || bytes.Contains(line, []byte(`\/`)) {
+	if r.needsFullLook(line) {
 		return false
+	}
+	return r.hints.match(line) == 0
+}
+
+// needsFullLook: user regexes, \u or \/ escapes, or a learnt literal in
+// line: the hints alone cannot clear it.
+func (r *Redactor) needsFullLook(line []byte) bool {
+	if len(r.spec.Regex) > 0 || bytes.Contains(line, []byte(`\u`)) || bytes.Contains(line, []byte(`\/`)) {
+		return true
 	}
 	r.mu.RLock()
 	lits := r.literals
 	r.mu.RUnlock()
 	for _, l := range lits {
 		if bytes.Contains(line, []byte(l.value)) {
-			return false
+			return true
 		}
-		if enc := encodeJSONString(l.value); !bytes.Contains(line, enc[1:len(enc)-1]) {
-			continue
-		}
-		return false
-	}
-	scan := hintScan{b: line}
-	for _, p := range r.patterns {
-		if p.hints == nil || scan.any(p.hints) {
-			return false
-		}
-	}
-	return true
-}
-
-// hintScan answers "does b hold one of these hints" for many hint
-// lists, lowering b at most once.
-type hintScan struct {
-	b, lower []byte
-}
-
-func (h *hintScan) any(hints []string) bool {
-	for _, x := range hints {
-		if strings.ToLower(x) != x {
-			if bytes.Contains(h.b, []byte(x)) {
-				return true
-			}
-			continue
-		}
-		if h.lower == nil {
-			h.lower = bytes.ToLower(h.b)
-		}
-		if bytes.Contains(h.lower, []byte(x)) {
+		if enc := encodeJSONString(l.value); bytes.Contains(line, enc[1:len(enc)-1]) {
 			return true
 		}
 	}
@@ -299,7 +289,16 @@ func (r *Redactor) learnAccount(line []byte) {
 
 // jsonStrings applies the text redactions inside every JSON string token
 // (keys included) and splices changed strings back in.
+//
+// When the hints can decide (needsFullLook is false), only strings that
+// hold a hint are looked at, with only the patterns of their hints.
 func (r *Redactor) jsonStrings(line []byte) []byte {
+	var occ []hintOccurrence
+	fast := !r.needsFullLook(line)
+	if fast {
+		occ = r.hints.occurrences(line)
+	}
+	k := 0
 	var out []byte // nil until something changes
 	last := 0
 	for i := 0; i < len(line); i++ {
@@ -325,10 +324,25 @@ func (r *Redactor) jsonStrings(line []byte) []byte {
 		}
 		tok := line[start : j+1]
 		i = j
+		only := ^uint64(0)
+		if fast {
+			for k < len(occ) && occ[k].pos <= start {
+				k++
+			}
+			only = r.hints.always
+			for m := k; m < len(occ) && occ[m].pos < j; m++ {
+				if occ[m].end <= j {
+					only |= occ[m].pattern
+				}
+			}
+			if only == 0 {
+				continue
+			}
+		}
 		var repl []byte
 		if !escaped {
 			content := tok[1 : len(tok)-1]
-			red, changed := r.textChanged(content)
+			red, changed := r.textChanged(content, only)
 			if !changed {
 				continue
 			}

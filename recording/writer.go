@@ -6,6 +6,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/agentjq/agentjq/protocol"
 )
 
 // WriterOptions configure a Writer.
@@ -15,12 +17,21 @@ type WriterOptions struct {
 	// Redactor removes secrets before anything is written; nil records
 	// everything verbatim (record --no-redact).
 	Redactor *Redactor
+	// Async moves redaction, encoding and writing off the caller's path
+	// to a goroutine: Tap copies the line into a queue and returns. Lines
+	// are written in batches of whole lines, one write each, as soon as
+	// the goroutine gets to them. Close waits for the queue to drain.
+	Async bool
+	// AsyncLimit bounds the bytes queued (default 16 MiB); Tap waits when
+	// it is reached. A longer line is queued alone.
+	AsyncLimit int
 }
 
 // Writer writes a recording as the session happens: one write call per
-// line, so a process killed mid-session leaves only complete lines (plus at
-// most one cut-off last line). Give it an unbuffered writer (an *os.File)
-// and every line reaches the OS as it happens. Safe for concurrent use.
+// line (per batch of whole lines with Async), so a process killed
+// mid-session leaves only complete lines (plus at most one cut-off last
+// line). Give it an unbuffered writer (an *os.File) and every line reaches
+// the OS as it happens. Safe for concurrent use.
 type Writer struct {
 	w     io.Writer
 	now   func() time.Time
@@ -32,6 +43,10 @@ type Writer struct {
 	buf          []byte
 	err          error
 	agentVersion string
+	versionLit   []byte // "claude_code_version":"<agentVersion>"
+
+	q      *queue // nil unless Async
+	closed bool
 }
 
 // NewWriter writes h (completed: format version, start time, redaction
@@ -48,7 +63,10 @@ func NewWriter(w io.Writer, h Header, opts WriterOptions) (*Writer, error) {
 		h.Started = rw.start
 	}
 	h.Started = h.Started.UTC()
-	rw.agentVersion = h.AgentVersion
+	if h.AgentVersion != "" {
+		rw.agentVersion = h.AgentVersion
+		rw.versionLit = []byte(`"claude_code_version":"` + h.AgentVersion + `"`)
+	}
 	if opts.Redactor != nil {
 		spec := opts.Redactor.Spec()
 		h.Redacted = true
@@ -66,6 +84,9 @@ func NewWriter(w io.Writer, h Header, opts WriterOptions) (*Writer, error) {
 	}
 	if _, err := w.Write(append(line, '\n')); err != nil {
 		return nil, err
+	}
+	if opts.Async {
+		rw.q = newQueue(rw, opts.AsyncLimit)
 	}
 	return rw, nil
 }
@@ -90,35 +111,104 @@ func MarshalHeader(h Header) ([]byte, error) {
 
 // Tap records one line travelling in dir. It has the signature of the
 // bridge's tap. line is not retained. Errors are kept for Err: a failing
-// disk must not stop the session.
+// disk must not stop the session. With Async, Tap only copies the line
+// into the queue (waiting when AsyncLimit bytes are queued already).
 func (w *Writer) Tap(dir Direction, line []byte) {
 	line = bytes.TrimRight(line, "\r\n")
+	if w.q != nil {
+		w.q.put(qitem{dir: dir, t: w.now()}, line)
+		return
+	}
+	w.process(dir, line, w.now(), true)
+}
+
+var versionKey = []byte(`"claude_code_version"`)
+
+// process redacts, encodes and (with flush) writes one line.
+func (w *Writer) process(dir Direction, line []byte, t time.Time, flush bool) {
+	var obj bool
 	if w.red != nil {
-		line = w.red.Line(dir, line)
+		var checked bool
+		line, obj, checked = w.red.lineObject(dir, line)
+		obj = obj && dir != Err && len(line) > 0 && line[0] == '{' && line[len(line)-1] == '}'
+		if !checked {
+			obj = isJSONPayload(dir, line)
+		}
+	} else {
+		obj = isJSONPayload(dir, line)
 	}
 	var version string
-	if dir == Out && bytes.Contains(line, []byte(`"claude_code_version"`)) {
+	if dir == Out && bytes.Contains(line, versionKey) && !w.versionKnownIn(line) {
 		version = agentVersionOf(line)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.writeLocked(dir, line)
-	if version != "" && version != w.agentVersion {
-		w.agentVersion = version
-		w.writeLocked(Meta, metaVersion(version))
+	w.appendLocked(dir, line, t, obj)
+	if flush || len(w.buf) >= 1<<20 {
+		w.flushLocked() // whole lines, at most about 1 MiB a write
 	}
+	if version != "" && version != w.agentVersion {
+		if flush {
+			t = w.now()
+		}
+		w.setVersionLocked(version, t)
+		if flush {
+			w.flushLocked()
+		}
+	}
+}
+
+// versionKnownIn reports whether line states the version already known,
+// so the common case needs no decoding.
+func (w *Writer) versionKnownIn(line []byte) bool {
+	w.mu.Lock()
+	key := w.versionLit
+	w.mu.Unlock()
+	return key != nil && bytes.Contains(line, key)
+}
+
+func (w *Writer) setVersionLocked(v string, t time.Time) {
+	w.agentVersion = v
+	w.versionLit = []byte(`"claude_code_version":"` + v + `"`)
+	w.appendLocked(Meta, metaVersion(v), t, true)
 }
 
 // SetAgentVersion records the agent's version as a meta entry, when it is
 // not already known.
 func (w *Writer) SetAgentVersion(v string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if v == "" || v == w.agentVersion {
+	if v == "" {
 		return
 	}
-	w.agentVersion = v
-	w.writeLocked(Meta, metaVersion(v))
+	if w.q != nil {
+		w.q.put(qitem{dir: Meta, t: w.now(), setVersion: true}, []byte(v))
+		return
+	}
+	w.setVersion(v, w.now(), true)
+}
+
+func (w *Writer) setVersion(v string, t time.Time, flush bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if v == w.agentVersion {
+		return
+	}
+	w.setVersionLocked(v, t)
+	if flush {
+		w.flushLocked()
+	}
+}
+
+// Close waits until every queued line is written (Async); the Writer
+// takes no more lines. It returns Err. The underlying writer is the
+// caller's to close.
+func (w *Writer) Close() error {
+	if w.q != nil {
+		w.q.close()
+	}
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+	return w.Err()
 }
 
 // AgentVersion returns the agent version known so far.
@@ -149,23 +239,31 @@ func metaVersion(v string) []byte {
 	return b
 }
 
-func (w *Writer) writeLocked(dir Direction, line []byte) {
-	if w.err != nil {
+// appendLocked encodes one entry into the pending buffer.
+func (w *Writer) appendLocked(dir Direction, line []byte, t time.Time, obj bool) {
+	if w.err != nil || w.closed {
 		return
 	}
 	w.seq++
-	e := Entry{Seq: w.seq, MS: float64(w.now().Sub(w.start).Microseconds()) / 1000, Dir: dir}
-	if isJSONPayload(dir, line) {
+	e := Entry{Seq: w.seq, MS: float64(t.Sub(w.start).Microseconds()) / 1000, Dir: dir}
+	if obj {
 		e.Msg = line
 	} else {
 		e.Text = string(line)
 	}
-	w.buf = AppendEntry(w.buf[:0], e)
+	w.buf = AppendEntry(w.buf, e)
 	w.buf = append(w.buf, '\n')
-	if _, err := w.w.Write(w.buf); err != nil {
-		w.err = err
+}
+
+// flushLocked writes the pending whole lines with one write.
+func (w *Writer) flushLocked() {
+	if len(w.buf) > 0 && w.err == nil {
+		if _, err := w.w.Write(w.buf); err != nil {
+			w.err = err
+		}
 	}
-	if cap(w.buf) > 1<<20 {
+	w.buf = w.buf[:0]
+	if cap(w.buf) > 8<<20 {
 		w.buf = nil // do not pin one huge line's buffer for the whole session
 	}
 }
@@ -177,7 +275,7 @@ func isJSONPayload(dir Direction, line []byte) bool {
 	if dir == Err || len(line) == 0 || line[0] != '{' || line[len(line)-1] != '}' {
 		return false
 	}
-	return json.Valid(line)
+	return validObject(line)
 }
 
 // agentVersionOf returns claude_code_version from a system/init line or an
@@ -206,3 +304,11 @@ func agentVersionOf(line []byte) string {
 }
 
 func jsonValid(b []byte) bool { return json.Valid(b) }
+
+// validObject reports whether b is exactly one JSON object: protocol.Scan,
+// spawn's one-pass validator (fuzzed against encoding/json), about three
+// times faster than json.Valid.
+func validObject(b []byte) bool {
+	_, ok := protocol.Scan(b)
+	return ok
+}

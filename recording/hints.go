@@ -1,0 +1,191 @@
+package recording
+
+import (
+	"bytes"
+	"sort"
+	"strings"
+)
+
+// hintSet finds which patterns' hints occur in a text in a few fast
+// passes: every hint is anchored on its rarest byte, each distinct anchor
+// byte is searched with bytes.IndexByte (vectorised), and only where an
+// anchor occurs is the hint compared around it. A lower-case hint of a
+// case-insensitive ((?i)) pattern matches in any case (its anchor is
+// searched in both cases). It replaces one
+// bytes.Contains per hint over a lowered copy of the line, which was the
+// recorder's main cost.
+type hintSet struct {
+	anchors []byte
+	at      [256][]anchoredHint
+	// always has the patterns without hints: they must always be tried.
+	always uint64
+}
+
+type anchoredHint struct {
+	hint    string
+	off     int  // the anchor's position in hint
+	fold    bool // match in any case
+	pattern uint64
+}
+
+// anchorRank lists letters, '-' and '_' from rarest to commonest in the
+// real CLI's output (the captures' byte counts). A folded hint is ranked
+// by its lower-case letter, the commoner case.
+const anchorRank = "JVQXGYKZNzBFDOLUjHAWMPRISECqxTwvybkghf-mp_dclurinaoste"
+
+func newHintSet(patterns []pattern) *hintSet {
+	h := &hintSet{}
+	for i, p := range patterns {
+		bit := uint64(1) << uint(i%64)
+		if p.hints == nil || i >= 64 {
+			h.always |= bit
+			if i >= 64 {
+				h.always = ^uint64(0)
+			}
+			continue
+		}
+		for _, x := range p.hints {
+			// Only a case-insensitive pattern's hints match in any case.
+			fold := strings.HasPrefix(p.re.String(), "(?i)") && strings.ToLower(x) == x
+			off := 0
+			best := len(anchorRank) + 1
+			for j := 0; j < len(x); j++ {
+				c := x[j]
+				if fold {
+					c = lower(c)
+				}
+				if r := strings.IndexByte(anchorRank, c); r >= 0 && r < best {
+					best, off = r, j
+				}
+			}
+			c := x[off]
+			ah := anchoredHint{hint: x, off: off, fold: fold, pattern: bit}
+			h.add(c, ah)
+			if fold {
+				if u := upper(c); u != c {
+					h.add(u, ah)
+				}
+			}
+		}
+	}
+	return h
+}
+
+func (h *hintSet) add(c byte, ah anchoredHint) {
+	if len(h.at[c]) == 0 {
+		h.anchors = append(h.anchors, c)
+	}
+	h.at[c] = append(h.at[c], ah)
+}
+
+func lower(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c - 'A' + 'a'
+	}
+	return c
+}
+
+func upper(c byte) byte {
+	if c >= 'a' && c <= 'z' {
+		return c - 'a' + 'A'
+	}
+	return c
+}
+
+// match returns the set of patterns (bit i: patterns[i]) that may match
+// b: those with a hint in b, and those without hints.
+func (h *hintSet) match(b []byte) uint64 { return h.matchOnly(b, ^uint64(0)) }
+
+// matchOnly is match looking only for the patterns in only (the others
+// are reported absent, but for those without hints).
+func (h *hintSet) matchOnly(b []byte, only uint64) uint64 {
+	found := h.always
+	for _, c := range h.anchors {
+		hints := h.at[c]
+		var want uint64
+		for _, ah := range hints {
+			want |= ah.pattern
+		}
+		want &= only
+		if found&want == want {
+			continue // every pattern anchored here is already in
+		}
+		for i := 0; ; {
+			j := bytes.IndexByte(b[i:], c)
+			if j < 0 {
+				break
+			}
+			pos := i + j
+			for _, ah := range hints {
+				if found&ah.pattern != 0 || only&ah.pattern == 0 {
+					continue
+				}
+				start := pos - ah.off
+				if start < 0 || start+len(ah.hint) > len(b) {
+					continue
+				}
+				s := b[start : start+len(ah.hint)]
+				if ah.fold {
+					if asciiEqualFold(s, ah.hint) {
+						found |= ah.pattern
+					}
+				} else if string(s) == ah.hint {
+					found |= ah.pattern
+				}
+			}
+			if found&want == want {
+				break
+			}
+			i = pos + 1
+		}
+	}
+	return found
+}
+
+// asciiEqualFold compares s with the lower-case hint, ignoring the case
+// of ASCII letters in s (the case-insensitive patterns are ASCII).
+func asciiEqualFold(s []byte, lower string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// hintOccurrence is where a hint of a pattern occurs: b[pos:end].
+type hintOccurrence struct {
+	pos, end int
+	pattern  uint64
+}
+
+// occurrences lists every occurrence of every hint in b, by position.
+func (h *hintSet) occurrences(b []byte) []hintOccurrence {
+	var occ []hintOccurrence
+	for _, c := range h.anchors {
+		for i := 0; ; {
+			j := bytes.IndexByte(b[i:], c)
+			if j < 0 {
+				break
+			}
+			pos := i + j
+			for _, ah := range h.at[c] {
+				start := pos - ah.off
+				if start < 0 || start+len(ah.hint) > len(b) {
+					continue
+				}
+				s := b[start : start+len(ah.hint)]
+				if ah.fold && asciiEqualFold(s, ah.hint) || !ah.fold && string(s) == ah.hint {
+					occ = append(occ, hintOccurrence{start, start + len(ah.hint), ah.pattern})
+				}
+			}
+			i = pos + 1
+		}
+	}
+	sort.Slice(occ, func(i, j int) bool { return occ[i].pos < occ[j].pos })
+	return occ
+}

@@ -1,0 +1,121 @@
+package recording
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// slowRedactor is r with the hint pre-filters off: every pattern is tried
+// on every string.
+func slowRedactor(r *Redactor) *Redactor {
+	s := &Redactor{spec: r.spec, patterns: r.patterns, paths: r.paths, literals: r.literals}
+	s.hints = &hintSet{always: ^uint64(0)}
+	return s
+}
+
+var hintSeeds = []string{
+	`{"type":"assistant","message":{"content":[{"type":"text","text":"key sk-ant-api03-AAAAAAAAAAAAAAAAAAAA and more"}]}}`,
+	`{"apiKeySource":"none","x":"Authorization: Bearer abcdefghijklmnop"}`,
+	`{"a":"BEARER   zzzzzzzzzzzzzzzzzzzz","b":"API_KEY=abcdefghijklmnopq","c":"auth-Token: 'qqqqqqqqqqqqqqqqq'"}`,
+	`{"t":"ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa and github_pat_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"}`,
+	`{"t":"AKIAABCDEFGHIJKLMNOP ASIAABCDEFGHIJKLMNOP AIzaSyAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA xoxb-1234567890-abc"}`,
+	`{"t":"line\nBearer\ntoken12345678 sk-0123456789abcdefXYZ","u":"\u0073k-ant-escapedkey123456"}`,
+	`{"type":"result","usage":{"input_tokens":12,"output_tokens":5},"result":"think about the task"}`,
+	`not json: sk-ant-api03-BBBBBBBBBBBBBBBBBB`,
+}
+
+// TestHintsAgreeWithPatterns: the pre-filtered redactor removes exactly
+// what trying every pattern on every string removes.
+func TestHintsAgreeWithPatterns(t *testing.T) {
+	r, err := NewRedactor(RedactSpec{Builtin: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := slowRedactor(r)
+	for _, s := range hintSeeds {
+		got, want := r.Line(Out, []byte(s)), slow.Line(Out, []byte(s))
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s\n fast %s\n slow %s", s, got, want)
+		}
+		if strings.Contains(s, "sk-ant-api03") && bytes.Contains(got, []byte("sk-ant-api03")) {
+			t.Errorf("a key survived: %s", got)
+		}
+	}
+}
+
+func FuzzHintsAgreeWithPatterns(f *testing.F) {
+	for _, s := range hintSeeds {
+		f.Add(s)
+	}
+	r, _ := NewRedactor(RedactSpec{Builtin: true}, nil)
+	r.AddLiteral("someone@example.com", "email")
+	slow := slowRedactor(r)
+	f.Fuzz(func(t *testing.T, s string) {
+		got, want := r.Line(Out, []byte(s)), slow.Line(Out, []byte(s))
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%q\n fast %q\n slow %q", s, got, want)
+		}
+	})
+}
+
+// TestAsyncWriterMatchesSync: the same taps give the same file, whole
+// lines only, once Close returns; a small limit makes Tap wait.
+func TestAsyncWriterMatchesSync(t *testing.T) {
+	c, _ := captureBytes(t, "chain")
+	lines := splitLines(c.out)
+	lines = append(lines, bytes.Repeat([]byte("x"), 3<<10)) // longer than the limit
+	// A fixed clock: the async writer stamps a meta entry with its line's
+	// time, the sync one reads the clock again.
+	clock := func() func() time.Time { return func() time.Time { return time.Unix(100, 0) } }
+	run := func(async bool) []byte {
+		var buf lockedBuffer
+		red, _ := NewRedactor(RedactSpec{Builtin: true}, nil)
+		w, err := NewWriter(&buf, Header{Agent: "claude"}, WriterOptions{Now: clock(), Redactor: red, Async: async, AsyncLimit: 1 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range lines {
+			dir := Out
+			if i%5 == 4 {
+				dir = Err
+			}
+			w.Tap(dir, l)
+		}
+		w.SetAgentVersion("7.7.7")
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		w.Tap(Out, []byte(`{"after":"close"}`)) // dropped, not a panic
+		return buf.Bytes()
+	}
+	sync, async := run(false), run(true)
+	if !bytes.Equal(sync, async) {
+		t.Fatalf("async recording differs from sync:\n%s\n---\n%s", sync, async)
+	}
+	if n := bytes.Count(async, []byte("\n")); n != len(lines)+3 { // header, meta from init, SetAgentVersion
+		t.Errorf("%d lines", n)
+	}
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(p) == 0 || p[len(p)-1] != '\n' {
+		panic("a write that does not end a line")
+	}
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) Bytes() []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]byte(nil), l.b.Bytes()...)
+}

@@ -1,0 +1,98 @@
+package recording
+
+import (
+	"sync"
+	"time"
+)
+
+// queue is the Async Writer's hand-off: Tap appends the line's bytes to a
+// buffer under a lock; one goroutine takes the whole buffer at a time,
+// processes its lines in order and writes them with one write.
+type queue struct {
+	w     *Writer
+	limit int
+
+	mu     sync.Mutex
+	cond   *sync.Cond
+	items  []qitem
+	buf    []byte
+	closed bool
+	done   chan struct{}
+}
+
+type qitem struct {
+	dir        Direction
+	t          time.Time
+	off, n     int
+	setVersion bool // the line is a version for SetAgentVersion
+}
+
+func newQueue(w *Writer, limit int) *queue {
+	if limit <= 0 {
+		limit = 16 << 20
+	}
+	q := &queue{w: w, limit: limit, done: make(chan struct{})}
+	q.cond = sync.NewCond(&q.mu)
+	go q.run()
+	return q
+}
+
+func (q *queue) put(it qitem, line []byte) {
+	q.mu.Lock()
+	for len(q.buf) > 0 && len(q.buf)+len(line) > q.limit && !q.closed {
+		q.cond.Wait()
+	}
+	if q.closed {
+		q.mu.Unlock()
+		return
+	}
+	it.off, it.n = len(q.buf), len(line)
+	q.buf = append(q.buf, line...)
+	q.items = append(q.items, it)
+	q.cond.Broadcast()
+	q.mu.Unlock()
+}
+
+func (q *queue) run() {
+	defer close(q.done)
+	var items []qitem
+	var buf []byte
+	for {
+		q.mu.Lock()
+		for len(q.items) == 0 && !q.closed {
+			q.cond.Wait()
+		}
+		if len(q.items) == 0 {
+			q.mu.Unlock()
+			return
+		}
+		// Take the whole queue, leave the spare buffers for Tap.
+		items, q.items = q.items, items[:0]
+		buf, q.buf = q.buf, buf[:0]
+		if cap(q.buf) > 4*q.limit {
+			q.buf = nil
+		}
+		q.cond.Broadcast()
+		q.mu.Unlock()
+		for _, it := range items {
+			line := buf[it.off : it.off+it.n]
+			if it.setVersion {
+				q.w.setVersion(string(line), it.t, false)
+				continue
+			}
+			q.w.process(it.dir, line, it.t, false)
+		}
+		q.w.mu.Lock()
+		q.w.flushLocked()
+		q.w.mu.Unlock()
+	}
+}
+
+// close makes put a no-op and waits for the queued lines to be written.
+func (q *queue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.cond.Broadcast()
+	q.mu.Unlock()
+	<-q.done
+}
