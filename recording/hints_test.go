@@ -119,3 +119,37 @@ func (l *lockedBuffer) Bytes() []byte {
 	defer l.mu.Unlock()
 	return append([]byte(nil), l.b.Bytes()...)
 }
+
+// TestAccountLearntWhereverTheTypeIs: the cheap type gate skips only lines
+// that plainly start with another type.
+func TestAccountLearntWhereverTheTypeIs(t *testing.T) {
+	for _, line := range []string{
+		`{"type":"control_response","response":{"subtype":"success","request_id":"1","response":{"account":{"email":"ann@example.com"}}}}`,
+		`{"response":{"subtype":"success","request_id":"1","response":{"account":{"email":"ann@example.com"}}},"type":"control_response"}`,
+	} {
+		r, _ := NewRedactor(RedactSpec{Builtin: true}, nil)
+		r.Line(Out, []byte(line))
+		if got := r.Line(Out, []byte(`{"type":"assistant","text":"mail ann@example.com"}`)); bytes.Contains(got, []byte("ann@")) {
+			t.Errorf("after %s the email survived: %s", line, got)
+		}
+	}
+	r, _ := NewRedactor(RedactSpec{Builtin: true}, nil)
+	r.Line(Out, []byte(`{"type":"assistant","account":{"email":"bob@example.com"}}`))
+	if got := r.Line(Out, []byte(`{"t":"bob@example.com"}`)); !bytes.Contains(got, []byte("bob@")) {
+		t.Errorf("an assistant line taught an account: %s", got)
+	}
+	for _, c := range []struct {
+		line, typ string
+		want      bool
+	}{
+		{`{"type":"system","subtype":"init"}`, "system", true},
+		{`{"type":"systemd"}`, "system", false},
+		{`{"type":"assistant"}`, "system", false},
+		{`{"subtype":"init","type":"system"}`, "system", true},
+		{`{"type":"sys`, "system", false},
+	} {
+		if got := mayBeType([]byte(c.line), c.typ); got != c.want {
+			t.Errorf("mayBeType(%s, %s) = %v", c.line, c.typ, got)
+		}
+	}
+}

@@ -99,8 +99,11 @@ The payload key is always last.
 
 # CRASH SAFETY
 
-Each line is written with one write(2) as it happens. If agentjq is killed,
-every complete line is valid; the last line may be cut off. Readers accept a
+Lines are written as they happen, whole: **agentjq record** and **spawn --record**
+hand each line to a recorder goroutine, which redacts and writes what has
+arrived in one write(2) of whole lines (at most about 1 MiB each), so the file
+trails the session by milliseconds. If agentjq is killed, every complete line
+is valid; the last line may be cut off. Readers accept a
 cut-off last line with a warning and ignore it; a bad line elsewhere is an
 error naming its line number.
 

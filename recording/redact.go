@@ -239,7 +239,10 @@ func (r *Redactor) clean(line []byte) bool {
 // needsFullLook: user regexes, \u or \/ escapes, or a learnt literal in
 // line: the hints alone cannot clear it.
 func (r *Redactor) needsFullLook(line []byte) bool {
-	if len(r.spec.Regex) > 0 || bytes.Contains(line, []byte(`\u`)) || bytes.Contains(line, []byte(`\/`)) {
+	if len(r.spec.Regex) > 0 {
+		return true
+	}
+	if i := bytes.IndexByte(line, '\\'); i >= 0 && (bytes.Contains(line[i:], []byte(`\u`)) || bytes.Contains(line[i:], []byte(`\/`))) {
 		return true
 	}
 	r.mu.RLock()
@@ -259,7 +262,7 @@ func (r *Redactor) needsFullLook(line []byte) bool {
 // learnAccount picks the email and organization out of an initialize
 // response so that they are removed everywhere from now on.
 func (r *Redactor) learnAccount(line []byte) {
-	if !bytes.Contains(line, []byte(`"account"`)) {
+	if !mayBeType(line, "control_response") || !bytes.Contains(line, []byte(`"account"`)) {
 		return
 	}
 	var v struct {
@@ -426,4 +429,16 @@ func MatchRedacted(want, got string) bool {
 	re.WriteString(`$`)
 	m, err := regexp.MatchString(re.String(), got)
 	return err == nil && m
+}
+
+// mayBeType is false only when line plainly starts with a "type" other
+// than typ (the CLI writes the type first): a cheap gate before a search
+// of the whole line for what only lines of type typ hold.
+func mayBeType(line []byte, typ string) bool {
+	const p = `{"type":"`
+	if !bytes.HasPrefix(line, []byte(p)) {
+		return true
+	}
+	rest := line[len(p):]
+	return len(rest) > len(typ) && string(rest[:len(typ)]) == typ && rest[len(typ)] == '"'
 }

@@ -138,7 +138,8 @@ func (w *Writer) process(dir Direction, line []byte, t time.Time, flush bool) {
 		obj = isJSONPayload(dir, line)
 	}
 	var version string
-	if dir == Out && bytes.Contains(line, versionKey) && !w.versionKnownIn(line) {
+	if dir == Out && (mayBeType(line, "system") || mayBeType(line, "control_response")) &&
+		bytes.Contains(line, versionKey) && !w.versionKnownIn(line) {
 		version = agentVersionOf(line)
 	}
 	w.mu.Lock()
