@@ -40,7 +40,9 @@ func (c *RecordCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Conte
 	if c.Tee && len(c.AgentArgs) > 0 {
 		return usageError("record --tee runs no agent: no agent arguments allowed")
 	}
-	rec, err := openRecording(ios, c.Output, c.RedactFlags, c.Agent, argv, c.Cwd)
+	// A session's lines come from the bridge, which taps only agent lines
+	// it has validated; --tee's lines are anything.
+	rec, err := openRecordingWith(ios, c.Output, c.RedactFlags, c.Agent, argv, c.Cwd, !c.Tee)
 	if err != nil {
 		return err
 	}
@@ -83,6 +85,12 @@ func (r *openedRecording) Close() error {
 // openRecording creates path and writes the header. spawn --record uses
 // it too.
 func openRecording(ios *iostreams.IO, path string, rf RedactFlags, agent string, argv []string, cwd string) (*openedRecording, error) {
+	return openRecordingWith(ios, path, rf, agent, argv, cwd, true)
+}
+
+// openRecordingWith is openRecording; validOut says every agent line will
+// be tapped by the bridge, which validates them (recording.WriterOptions).
+func openRecordingWith(ios *iostreams.IO, path string, rf RedactFlags, agent string, argv []string, cwd string, validOut bool) (*openedRecording, error) {
 	if path == "" || path == "-" {
 		return nil, usageError("a recording needs a file: -o FILE")
 	}
@@ -115,7 +123,7 @@ func openRecording(ios *iostreams.IO, path string, rf RedactFlags, agent string,
 		AgentjqVersion: buildinfo.Version(),
 		Argv:           argv,
 		Cwd:            cwd,
-	}, recording.WriterOptions{Redactor: red, Async: true})
+	}, recording.WriterOptions{Redactor: red, Async: true, ValidOut: validOut})
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("recording %s: %w", path, err)

@@ -70,17 +70,17 @@ func TestAsyncWriterMatchesSync(t *testing.T) {
 	// A fixed clock: the async writer stamps a meta entry with its line's
 	// time, the sync one reads the clock again.
 	clock := func() func() time.Time { return func() time.Time { return time.Unix(100, 0) } }
-	run := func(async bool) []byte {
+	run := func(async, validOut bool) []byte {
 		var buf lockedBuffer
 		red, _ := NewRedactor(RedactSpec{Builtin: true}, nil)
-		w, err := NewWriter(&buf, Header{Agent: "claude"}, WriterOptions{Now: clock(), Redactor: red, Async: async, AsyncLimit: 1 << 10})
+		w, err := NewWriter(&buf, Header{Agent: "claude"}, WriterOptions{Now: clock(), Redactor: red, Async: async, AsyncLimit: 1 << 10, ValidOut: validOut})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i, l := range lines {
 			dir := Out
-			if i%5 == 4 {
-				dir = Err
+			if i%5 == 4 || l[0] != '{' {
+				dir = Err // ValidOut: Out lines are objects
 			}
 			w.Tap(dir, l)
 		}
@@ -91,9 +91,12 @@ func TestAsyncWriterMatchesSync(t *testing.T) {
 		w.Tap(Out, []byte(`{"after":"close"}`)) // dropped, not a panic
 		return buf.Bytes()
 	}
-	sync, async := run(false), run(true)
+	sync, async := run(false, false), run(true, false)
 	if !bytes.Equal(sync, async) {
 		t.Fatalf("async recording differs from sync:\n%s\n---\n%s", sync, async)
+	}
+	if trusted := run(true, true); !bytes.Equal(trusted, sync) {
+		t.Fatalf("ValidOut changed the recording:\n%s\n---\n%s", sync, trusted)
 	}
 	if n := bytes.Count(async, []byte("\n")); n != len(lines)+3 { // header, meta from init, SetAgentVersion
 		t.Errorf("%d lines", n)

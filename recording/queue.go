@@ -29,9 +29,10 @@ type qitem struct {
 
 func newQueue(w *Writer, limit int) *queue {
 	if limit <= 0 {
-		limit = 16 << 20
+		limit = 8 << 20
 	}
-	q := &queue{w: w, limit: limit, done: make(chan struct{})}
+	// Buffers of the limit's size, so that appending never doubles them.
+	q := &queue{w: w, limit: limit, done: make(chan struct{}), buf: make([]byte, 0, limit)}
 	q.cond = sync.NewCond(&q.mu)
 	go q.run()
 	return q
@@ -56,7 +57,7 @@ func (q *queue) put(it qitem, line []byte) {
 func (q *queue) run() {
 	defer close(q.done)
 	var items []qitem
-	var buf []byte
+	buf := make([]byte, 0, q.limit)
 	for {
 		q.mu.Lock()
 		for len(q.items) == 0 && !q.closed {
@@ -69,8 +70,8 @@ func (q *queue) run() {
 		// Take the whole queue, leave the spare buffers for Tap.
 		items, q.items = q.items, items[:0]
 		buf, q.buf = q.buf, buf[:0]
-		if cap(q.buf) > 4*q.limit {
-			q.buf = nil
+		if cap(q.buf) > 2*q.limit {
+			q.buf = make([]byte, 0, q.limit) // a huge line's buffer is not kept
 		}
 		q.cond.Broadcast()
 		q.mu.Unlock()

@@ -197,18 +197,23 @@ func (r *Redactor) textChanged(b []byte, only uint64) ([]byte, bool) {
 // outside the redacted strings unchanged; other lines are redacted as text.
 // It returns line itself when nothing was removed.
 func (r *Redactor) Line(dir Direction, line []byte) []byte {
-	out, _, _ := r.lineObject(dir, line)
+	out, _, _ := r.lineObject(dir, line, false)
 	return out
 }
 
 // lineObject is Line that also says whether the line (without surrounding
 // white space) is one JSON object; checked is false when it did not look.
-func (r *Redactor) lineObject(dir Direction, line []byte) (out []byte, obj, checked bool) {
+//
+// valid says the caller knows line is exactly one JSON object.
+func (r *Redactor) lineObject(dir Direction, line []byte, valid bool) (out []byte, obj, checked bool) {
 	if r == nil || r.empty() {
-		return line, false, false
+		return line, valid, valid
 	}
-	trimmed := bytes.TrimSpace(line)
-	if len(trimmed) == 0 || trimmed[0] != '{' || !validObject(trimmed) {
+	trimmed := line
+	if !valid {
+		trimmed = bytes.TrimSpace(line)
+	}
+	if !valid && (len(trimmed) == 0 || trimmed[0] != '{' || !validObject(trimmed)) {
 		return r.text(line), false, true
 	}
 	if r.spec.Builtin && dir == Out {

@@ -14,6 +14,12 @@ import (
 type LineShape struct {
 	Kind  string
 	Paths []string // sorted, e.g. ".message.content[].type"
+	// Stream is the line's parent_tool_use_id, or "tasks" for the system
+	// events of background tasks (task_*, background_tasks_changed): a
+	// subagent's lines and a task's lifecycle come interleaved with the
+	// parent's turn in no fixed order, so each stream is compared on its
+	// own ("" is the main one).
+	Stream string
 }
 
 // opaqueKeys hold objects whose keys are data, not schema (tool inputs,
@@ -36,6 +42,14 @@ func Shape(line []byte) LineShape {
 	set := map[string]bool{}
 	shapePaths("", v, set)
 	s := LineShape{Kind: shapeKind(v)}
+	if m, ok := v.(map[string]any); ok {
+		s.Stream, _ = m["parent_tool_use_id"].(string)
+		if typ, _ := m["type"].(string); typ == "system" {
+			if st, _ := m["subtype"].(string); strings.HasPrefix(st, "task_") || st == "background_tasks_changed" {
+				s.Stream = "tasks"
+			}
+		}
+	}
 	for p := range set {
 		s.Paths = append(s.Paths, p)
 	}
@@ -122,8 +136,10 @@ func (d Difference) String() string {
 }
 
 // Drift compares two transcripts of agent lines by shape. Lines are
-// aligned by kind (longest common subsequence); aligned lines are compared
-// by key paths. An empty result means no drift.
+// grouped by stream (the main agent, each subagent); within a stream they
+// are aligned by kind (longest common subsequence) and aligned lines are
+// compared by key paths. How the streams interleave is not compared: it
+// varies from run to run. An empty result means no drift.
 func Drift(a, b [][]byte) []Difference {
 	sa, sb := make([]LineShape, len(a)), make([]LineShape, len(b))
 	for i, l := range a {
@@ -132,15 +148,48 @@ func Drift(a, b [][]byte) []Difference {
 	for i, l := range b {
 		sb[i] = Shape(l)
 	}
-	n, m := len(sa), len(sb)
-	// lcs[i][j]: the LCS length of sa[i:], sb[j:].
+	var streams []string
+	ia, ib := map[string][]int{}, map[string][]int{}
+	for i, s := range sa {
+		if _, ok := ia[s.Stream]; !ok {
+			streams = append(streams, s.Stream)
+		}
+		ia[s.Stream] = append(ia[s.Stream], i)
+	}
+	for i, s := range sb {
+		if _, seen := ia[s.Stream]; !seen {
+			if _, ok := ib[s.Stream]; !ok {
+				streams = append(streams, s.Stream)
+			}
+		}
+		ib[s.Stream] = append(ib[s.Stream], i)
+	}
+	var diffs []Difference
+	for _, st := range streams {
+		diffs = append(diffs, driftAligned(sa, sb, ia[st], ib[st])...)
+	}
+	sort.SliceStable(diffs, func(i, j int) bool { return diffPos(diffs[i]) < diffPos(diffs[j]) })
+	return diffs
+}
+
+func diffPos(d Difference) int {
+	if d.OldIndex >= 0 {
+		return d.OldIndex
+	}
+	return d.NewIndex
+}
+
+// driftAligned aligns the lines xa of sa with the lines xb of sb.
+func driftAligned(sa, sb []LineShape, xa, xb []int) []Difference {
+	n, m := len(xa), len(xb)
+	// lcs[i][j]: the LCS length of xa[i:], xb[j:].
 	lcs := make([][]int32, n+1)
 	for i := range lcs {
 		lcs[i] = make([]int32, m+1)
 	}
 	for i := n - 1; i >= 0; i-- {
 		for j := m - 1; j >= 0; j-- {
-			if sa[i].Kind == sb[j].Kind {
+			if sa[xa[i]].Kind == sb[xb[j]].Kind {
 				lcs[i][j] = lcs[i+1][j+1] + 1
 			} else {
 				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
@@ -151,18 +200,18 @@ func Drift(a, b [][]byte) []Difference {
 	i, j := 0, 0
 	for i < n || j < m {
 		switch {
-		case i < n && j < m && sa[i].Kind == sb[j].Kind:
-			gone, added := setDiff(sa[i].Paths, sb[j].Paths)
+		case i < n && j < m && sa[xa[i]].Kind == sb[xb[j]].Kind:
+			gone, added := setDiff(sa[xa[i]].Paths, sb[xb[j]].Paths)
 			if len(gone) > 0 || len(added) > 0 {
-				diffs = append(diffs, Difference{OldIndex: i, NewIndex: j, Kind: sa[i].Kind, KeysGone: gone, KeysNew: added})
+				diffs = append(diffs, Difference{OldIndex: xa[i], NewIndex: xb[j], Kind: sa[xa[i]].Kind, KeysGone: gone, KeysNew: added})
 			}
 			i++
 			j++
 		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
-			diffs = append(diffs, Difference{OldIndex: -1, NewIndex: j, Kind: sb[j].Kind, Added: true})
+			diffs = append(diffs, Difference{OldIndex: -1, NewIndex: xb[j], Kind: sb[xb[j]].Kind, Added: true})
 			j++
 		default:
-			diffs = append(diffs, Difference{OldIndex: i, NewIndex: -1, Kind: sa[i].Kind, Missing: true})
+			diffs = append(diffs, Difference{OldIndex: xa[i], NewIndex: -1, Kind: sa[xa[i]].Kind, Missing: true})
 			i++
 		}
 	}

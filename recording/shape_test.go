@@ -78,3 +78,39 @@ func TestShape(t *testing.T) {
 		t.Errorf("kind %q", k)
 	}
 }
+
+// TestDriftComparesStreamsApart: how a subagent's lines and a background
+// task's events interleave with the parent's varies from run to run and
+// is not drift; a change inside a stream still is.
+func TestDriftComparesStreamsApart(t *testing.T) {
+	c, _ := captureBytes(t, "subagent")
+	a := splitLines(c.out)
+	var main, side [][]byte
+	for _, l := range a {
+		s := Shape(l)
+		if s.Stream == "" {
+			main = append(main, l)
+		} else {
+			side = append(side, l)
+		}
+	}
+	if len(side) < 3 {
+		t.Fatalf("the subagent capture has %d subagent or task lines", len(side))
+	}
+	// Another interleaving: every side line after the main ones.
+	b := append(append([][]byte{}, main...), side...)
+	if d := Drift(a, b); len(d) != 0 {
+		t.Errorf("reordered streams drifted: %v", d)
+	}
+	// A subagent line loses a key: reported.
+	c2 := append([][]byte{}, b...)
+	for i, l := range c2 {
+		if s := Shape(l); s.Stream != "" && s.Stream != "tasks" {
+			c2[i] = bytes.Replace(l, []byte(`"parent_tool_use_id"`), []byte(`"gone":1,"parent_tool_use_id"`), 1)
+			break
+		}
+	}
+	if d := Drift(a, c2); len(d) != 1 || len(d[0].KeysNew) != 1 || d[0].KeysNew[0] != ".gone" {
+		t.Errorf("a changed subagent line: %v", d)
+	}
+}

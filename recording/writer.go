@@ -22,9 +22,13 @@ type WriterOptions struct {
 	// are written in batches of whole lines, one write each, as soon as
 	// the goroutine gets to them. Close waits for the queue to drain.
 	Async bool
-	// AsyncLimit bounds the bytes queued (default 16 MiB); Tap waits when
+	// AsyncLimit bounds the bytes queued (default 8 MiB); Tap waits when
 	// it is reached. A longer line is queued alone.
 	AsyncLimit int
+	// ValidOut promises that every line tapped as Out is exactly one JSON
+	// object, with no surrounding white space: the bridge taps only lines
+	// it has validated, so the recorder need not validate them again.
+	ValidOut bool
 }
 
 // Writer writes a recording as the session happens: one write call per
@@ -45,8 +49,9 @@ type Writer struct {
 	agentVersion string
 	versionLit   []byte // "claude_code_version":"<agentVersion>"
 
-	q      *queue // nil unless Async
-	closed bool
+	q        *queue // nil unless Async
+	validOut bool
+	closed   bool
 }
 
 // NewWriter writes h (completed: format version, start time, redaction
@@ -56,7 +61,7 @@ func NewWriter(w io.Writer, h Header, opts WriterOptions) (*Writer, error) {
 	if now == nil {
 		now = time.Now
 	}
-	rw := &Writer{w: w, now: now, red: opts.Redactor}
+	rw := &Writer{w: w, now: now, red: opts.Redactor, validOut: opts.ValidOut}
 	rw.start = now()
 	h.Recording = FormatVersion
 	if h.Started.IsZero() {
@@ -126,16 +131,17 @@ var versionKey = []byte(`"claude_code_version"`)
 
 // process redacts, encodes and (with flush) writes one line.
 func (w *Writer) process(dir Direction, line []byte, t time.Time, flush bool) {
+	valid := w.validOut && dir == Out
 	var obj bool
 	if w.red != nil {
 		var checked bool
-		line, obj, checked = w.red.lineObject(dir, line)
+		line, obj, checked = w.red.lineObject(dir, line, valid)
 		obj = obj && dir != Err && len(line) > 0 && line[0] == '{' && line[len(line)-1] == '}'
 		if !checked {
 			obj = isJSONPayload(dir, line)
 		}
 	} else {
-		obj = isJSONPayload(dir, line)
+		obj = valid || isJSONPayload(dir, line)
 	}
 	var version string
 	if dir == Out && (mayBeType(line, "system") || mayBeType(line, "control_response")) &&

@@ -34,9 +34,11 @@ cat "$stream" >/dev/null # warm the page cache
 
 plain="$work/agentjq spawn --bin $agent -p x"
 record="$work/agentjq spawn --bin $agent -p x --record $work/session.rec"
+noredact="$work/agentjq spawn --bin $agent -p x --record $work/session.rec --no-redact"
 
 : >"$work/plain.times"
 : >"$work/record.times"
+: >"$work/noredact.times"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")
 i=0
 while [ "$i" -lt "$runs" ]; do
@@ -45,11 +47,14 @@ while [ "$i" -lt "$runs" ]; do
 	rm -f "$work/session.rec"
 	/usr/bin/time -o "$work/t" -f "%e %U %S %M" $record >/dev/null 2>&1 || :
 	tail -n 1 "$work/t" >>"$work/record.times"
+	recbytes=$(wc -c <"$work/session.rec")
+	rm -f "$work/session.rec"
+	/usr/bin/time -o "$work/t" -f "%e %U %S %M" $noredact >/dev/null 2>&1 || :
+	tail -n 1 "$work/t" >>"$work/noredact.times"
+	rm -f "$work/session.rec"
 	i=$((i + 1))
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")
-recbytes=$(wc -c <"$work/session.rec")
-rm -f "$work/session.rec"
 
 # median FILE COLUMN
 median() { awk -v c="$2" '{print $c}' "$1" | sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
@@ -58,9 +63,13 @@ pw=$(median "$work/plain.times" 1)
 rw=$(median "$work/record.times" 1)
 pr=$(median "$work/plain.times" 4)
 rr=$(median "$work/record.times" 4)
+nw=$(median "$work/noredact.times" 1)
+nr=$(median "$work/noredact.times" 4)
 pc=$(cpu "$work/plain.times")
 rc=$(cpu "$work/record.times")
+nc=$(cpu "$work/noredact.times")
 over=$(awk -v a="$pw" -v b="$rw" 'BEGIN { printf "%+.1f%%", (b / a - 1) * 100 }')
+novr=$(awk -v a="$pw" -v b="$nw" 'BEGIN { printf "%+.1f%%", (b / a - 1) * 100 }')
 
 cat <<EOF
 
@@ -73,16 +82,17 @@ go run ./internal/tools/streamgen -size $size -control=false > agent.sh.ndjson  
 printf '#!/bin/sh\\ncat >/dev/null &\\nexec cat "\$0.ndjson"\\n' > agent.sh       # the fake agent
 agentjq spawn --bin ./agent.sh -p x > /dev/null                          # plain
 agentjq spawn --bin ./agent.sh -p x --record session.rec > /dev/null     # recorded (default redaction)
+agentjq spawn --bin ./agent.sh -p x --record session.rec --no-redact > /dev/null
 \`\`\`
 
-Alternating, $runs runs each, timed with GNU time; medians (all runs: $work/*.times).
+Interleaved (plain, recorded, recorded --no-redact), $runs runs each, timed with GNU time; medians (all runs: $work/*.times).
 Load average before/after: $load_before / $load_after ($(nproc) CPUs, shared).
 
-| | wall | CPU (user+sys) | peak RSS |
-|---|---|---|---|
-| spawn | ${pw} s | ${pc} s | ${pr} KiB |
-| spawn --record | ${rw} s | ${rc} s | ${rr} KiB |
-| overhead | ${over} | | |
+| | wall | vs spawn | CPU (user+sys) | peak RSS |
+|---|---|---|---|---|
+| spawn | ${pw} s | | ${pc} s | ${pr} KiB |
+| spawn --record | ${rw} s | ${over} | ${rc} s | ${rr} KiB |
+| spawn --record --no-redact | ${nw} s | ${novr} | ${nc} s | ${nr} KiB |
 
 The recording is $recbytes bytes for a $bytes-byte session.
 EOF
