@@ -27,6 +27,12 @@ type qitem struct {
 	setVersion bool // the line is a version for SetAgentVersion
 }
 
+// A batch smaller than smallBatch waits gatherFor before it is taken.
+const (
+	smallBatch = 256 << 10
+	gatherFor  = time.Millisecond
+)
+
 func newQueue(w *Writer, limit int) *queue {
 	if limit <= 0 {
 		limit = 8 << 20
@@ -48,9 +54,12 @@ func (q *queue) put(it qitem, line []byte) {
 		return
 	}
 	it.off, it.n = len(q.buf), len(line)
+	wake := len(q.items) == 0 // the goroutine waits only on an empty queue
 	q.buf = append(q.buf, line...)
 	q.items = append(q.items, it)
-	q.cond.Broadcast()
+	if wake {
+		q.cond.Broadcast()
+	}
 	q.mu.Unlock()
 }
 
@@ -66,6 +75,13 @@ func (q *queue) run() {
 		if len(q.items) == 0 {
 			q.mu.Unlock()
 			return
+		}
+		if len(q.buf) < smallBatch && !q.closed {
+			// Let a burst gather for a moment: one write and one wake-up
+			// for many lines rather than one each.
+			q.mu.Unlock()
+			time.Sleep(gatherFor)
+			q.mu.Lock()
 		}
 		// Take the whole queue, leave the spare buffers for Tap.
 		items, q.items = q.items, items[:0]
