@@ -340,10 +340,16 @@ func recordedSession(argv []string) (SpawnFlags, []string, error) {
 	if err != nil {
 		return SpawnFlags{}, nil, fmt.Errorf("the recording's argv: %w", err)
 	}
+	f, args := g.Spawn.SpawnFlags, g.Spawn.AgentArgs
 	if strings.HasPrefix(kctx.Command(), "record") {
-		return g.Record.SpawnFlags, g.Record.AgentArgs, nil
+		f, args = g.Record.SpawnFlags, g.Record.AgentArgs
 	}
-	return g.Spawn.SpawnFlags, g.Spawn.AgentArgs, nil
+	// kong keeps the -- that starts the passthrough arguments; the agent
+	// must not get it (it would take the flags after it for a prompt).
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	return f, args, nil
 }
 
 func hasArg(args []string, name string) bool {
