@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentjq/agentjq/fixtures"
 	"github.com/agentjq/agentjq/internal/fakeagent"
+	"github.com/agentjq/agentjq/internal/streamgen"
 )
 
 // BenchmarkPassThrough measures spawn's hot path: a fake agent writes a
@@ -28,7 +28,12 @@ func BenchmarkPassThrough(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	size, err := fixtures.WriteStream(f, 64<<20, false)
+	g, err := streamgen.New(1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	g.NoControl = true
+	size, err := g.WriteTo(f, 64<<20)
 	f.Close()
 	if err != nil {
 		b.Fatal(err)

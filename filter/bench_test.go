@@ -6,7 +6,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/agentjq/agentjq/filter/internal/benchgen/gen"
+	"github.com/agentjq/agentjq/internal/streamgen"
 )
 
 // The four programs of BENCHMARKS.md over a generated stream (see
@@ -20,7 +20,7 @@ var benchPrograms = []struct{ name, program string }{
 }
 
 func BenchmarkRun(b *testing.B) {
-	g, err := gen.New(1)
+	g, err := streamgen.New(1)
 	if err != nil {
 		b.Fatal(err)
 	}

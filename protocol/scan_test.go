@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentjq/agentjq/fixtures"
+	"github.com/agentjq/agentjq/internal/streamgen"
 )
 
 func checkScan(t *testing.T, line []byte) {
@@ -79,7 +80,11 @@ func FuzzScan(f *testing.F) {
 
 func BenchmarkScan(b *testing.B) {
 	var buf bytes.Buffer
-	fixtures.WriteStream(&buf, 16<<20, true)
+	g, err := streamgen.New(1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	g.WriteTo(&buf, 16<<20)
 	lines := bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n"))
 	b.SetBytes(int64(buf.Len()))
 	b.ResetTimer()

@@ -1,4 +1,4 @@
-package gen
+package streamgen
 
 import (
 	"bufio"
@@ -41,5 +41,29 @@ func TestStreamIsValidAndDeterministic(t *testing.T) {
 		if types[ty] == 0 {
 			t.Errorf("no %s events in %v", ty, types)
 		}
+	}
+}
+
+func TestNoControl(t *testing.T) {
+	g, err := New(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.NoControl = true
+	var buf bytes.Buffer
+	g.WriteTo(&buf, 1<<20)
+	if bytes.Contains(buf.Bytes(), []byte(`"type":"control_`)) {
+		t.Error("control lines with NoControl")
+	}
+}
+
+func TestBigLine(t *testing.T) {
+	var buf bytes.Buffer
+	if err := BigLine(&buf, 3<<20); err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n"))
+	if len(lines) != 2 || len(lines[0]) < 3<<20 || !json.Valid(lines[0]) || !json.Valid(lines[1]) {
+		t.Fatalf("BigLine wrote %d lines", len(lines))
 	}
 }

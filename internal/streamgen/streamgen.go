@@ -1,5 +1,9 @@
-// Package gen generates realistic agent event streams from the captures.
-package gen
+// Package streamgen generates large, realistic agent event streams for the
+// benchmarks of spawn, filter and record: the sessions of the captures
+// (fixtures), replayed in a random order with fresh ids and text, and tool
+// results and messages of realistic, varied sizes. Key order and line
+// shapes are the captures'.
+package streamgen
 
 import (
 	"bytes"
@@ -19,6 +23,9 @@ import (
 type Generator struct {
 	rng      *rand.Rand
 	sessions [][]*node // each capture's stdout lines, parsed in order
+	// NoControl leaves out control requests and responses: a pass-through
+	// benchmark of spawn must not wait on answers.
+	NoControl bool
 }
 
 // New loads the captures (stdout side, without the huge big-line one,
@@ -60,6 +67,9 @@ func (g *Generator) WriteTo(w io.Writer, size int64) (int64, error) {
 		s := g.sessions[g.rng.IntN(len(g.sessions))]
 		ids := map[string]string{} // keep a session's ids consistent
 		for _, l := range s {
+			if g.NoControl && l.isControl() {
+				continue
+			}
 			buf = g.mutate(l, "", ids).encode(buf[:0])
 			buf = append(buf, '\n')
 			m, err := w.Write(buf)
@@ -70,6 +80,29 @@ func (g *Generator) WriteTo(w io.Writer, size int64) (int64, error) {
 		}
 	}
 	return n, nil
+}
+
+// BigLine writes one assistant line whose text is size bytes, then a
+// result: the shape of a huge tool input or image read.
+func BigLine(w io.Writer, size int64) error {
+	text := bytes.Repeat([]byte("abcdefghij"), int(size/10)+1)[:size]
+	var b bytes.Buffer
+	b.WriteString(`{"type":"assistant","message":{"id":"msg_big","type":"message","role":"assistant","content":[{"type":"text","text":"`)
+	b.Write(text)
+	b.WriteString(`"}]},"parent_tool_use_id":null,"session_id":"big"}` + "\n")
+	b.WriteString(`{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","session_id":"big"}` + "\n")
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// isControl reports whether a line is a control message.
+func (n *node) isControl() bool {
+	for i, k := range n.keys {
+		if k == "type" && n.vals[i].kind == '"' && strings.HasPrefix(n.vals[i].str, "control_") {
+			return true
+		}
+	}
+	return false
 }
 
 // node is an ordered JSON value: objects keep their key order.
