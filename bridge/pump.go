@@ -44,6 +44,8 @@ const (
 	keepChunk = 4 << 20
 	// chunksAhead bounds the chunks read ahead of the session.
 	chunksAhead = 4
+	// longPiece is the size of the pieces a long line is read in.
+	longPiece = 1 << 20
 	// smallChunk is the size under which the reader classifies a chunk
 	// itself.
 	smallChunk = 16 << 10
@@ -62,13 +64,15 @@ func readChunks(r io.Reader, work chan<- *chunk, out chan<- *chunk) {
 		bp := chunkPool.Get().(*[]byte)
 		buf := append((*bp)[:0], carry...)
 		var err error
+		var pieces [][]byte // a line longer than one buffer, read in pieces
 		for {
 			if len(buf) == cap(buf) {
-				// A line longer than the buffer: grow by half, so a huge
-				// line costs at most one and a half times its size.
-				nb := make([]byte, len(buf), cap(buf)+max(cap(buf)/2, chunkSize))
-				copy(nb, buf)
-				buf = nb
+				// A line longer than the buffer: keep it as a piece and
+				// read on into a new one. The pieces are joined once when
+				// the line ends, so a huge line costs twice its size at
+				// most, never a run of ever larger copies.
+				pieces = append(pieces, buf)
+				buf = make([]byte, 0, longPiece)
 			}
 			var n int
 			n, err = r.Read(buf[len(buf):cap(buf)])
@@ -77,6 +81,17 @@ func readChunks(r io.Reader, work chan<- *chunk, out chan<- *chunk) {
 			if bytes.IndexByte(buf[start:], '\n') >= 0 || err != nil {
 				break
 			}
+		}
+		if pieces != nil {
+			total := len(buf)
+			for _, p := range pieces {
+				total += len(p)
+			}
+			joined := make([]byte, 0, total)
+			for _, p := range pieces {
+				joined = append(joined, p...)
+			}
+			buf = append(joined, buf...)
 		}
 		end := bytes.LastIndexByte(buf, '\n') + 1
 		if err != nil {

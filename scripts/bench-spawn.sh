@@ -34,7 +34,7 @@ chmod +x "$big"
 
 secs() { # command... : wall seconds and max RSS (KiB) of one run
 	/usr/bin/time -f '%e %M' -o "$work/time" "$@" >/dev/null 2>"$work/stderr" || true
-	cat "$work/time"
+	tail -n 1 "$work/time"
 }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
