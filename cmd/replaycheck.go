@@ -52,7 +52,9 @@ import (
 // to replay --check replaces the recorded one (agent arguments after --
 // replace the recorded ones as a whole). --policy, --approver, --prompt,
 // --resume and --session-id are not re-used. The agent runs in a fresh
-// empty directory unless -C is given.
+// empty directory unless -C is given. Re-used --hook, --mcp-tool and
+// --mcp-server flags run their shell commands: check only recordings you
+// trust.
 
 // checkWait bounds every wait of the feeder for the live session.
 const checkWait = 2 * time.Minute
@@ -485,8 +487,7 @@ func (c *ReplayCmd) liveCheck(ctx context.Context, ios *iostreams.IO, h recordin
 	if cerr := rec.Close(); cerr != nil && runErr == nil {
 		runErr = cerr
 	}
-	var ec ExitCoder
-	if runErr != nil && !(errors.As(runErr, &ec) && isSessionExit(runErr)) {
+	if runErr != nil && !isSessionExit(runErr) {
 		if errBuf.Len() > 0 {
 			ios.Err.Write(errBuf.Bytes())
 		}
