@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -303,7 +304,13 @@ func regenerate(t *testing.T, bin string, sc fixtureScenario, dir string) []byte
 	if err != nil {
 		t.Fatal(err)
 	}
-	b = rewritePaths(b, map[string]string{work: fixtureProject, home: fixtureHome})
+	// The project also appears as a slug in the CLI's own directories.
+	slug := func(p string) string { return strings.ReplaceAll(p, "/", "-") }
+	b = rewritePaths(b, map[string]string{work: fixtureProject, home: fixtureHome, slug(work): slug(fixtureProject)})
+	// The CLI's socket is named after its pid, its temporary directory
+	// after the uid.
+	b = socketPath.ReplaceAll(b, []byte("/tmp/cc-socks/1000.sock"))
+	b = uidTmp.ReplaceAll(b, []byte("/tmp/claude-1000/"))
 	// The header names the CLI version (learnt mid-session, in a meta entry).
 	nl := bytes.IndexByte(b, '\n')
 	h, err := recording.ParseHeader(b[:nl])
@@ -319,13 +326,18 @@ func regenerate(t *testing.T, bin string, sc fixtureScenario, dir string) []byte
 		t.Fatal(err)
 	}
 	b = append(hb, b[nl:]...)
-	for _, tmp := range []string{filepath.Dir(work), filepath.Dir(home)} {
+	for _, tmp := range []string{filepath.Dir(work), filepath.Dir(home), slug(filepath.Dir(work)), "TestRegenerateFixtures"} {
 		if i := bytes.Index(b, []byte(tmp)); i >= 0 {
 			t.Errorf("a temporary path is left in the recording: %.200s", b[i:])
 		}
 	}
 	return b
 }
+
+var (
+	socketPath = regexp.MustCompile(`/tmp/cc-socks/[0-9]+\.sock`)
+	uidTmp     = regexp.MustCompile(`/tmp/claude-[0-9]+/`)
+)
 
 // fixtureIO is an IO for spawn in-process with a small environment.
 func fixtureIO(stdin string) (*iostreams.IO, *bytes.Buffer, *bytes.Buffer) {
