@@ -156,3 +156,19 @@ func TestAccountLearntWhereverTheTypeIs(t *testing.T) {
 		}
 	}
 }
+
+func TestHasHidingEscape(t *testing.T) {
+	for s, want := range map[string]bool{
+		`{"a":"plain"}`:             false,
+		`{"a":"line\nnext\t\"q\""}`: false,
+		`{"a":"\u0073k-"}`:          true,
+		`{"a":"x\/y"}`:              true,
+		`{"a":"back\\u0073"}`:       false, // an escaped backslash, then "u0073"
+		`{"a":"back\\\u0073"}`:      true,
+		`\`:                         false,
+	} {
+		if got := hasHidingEscape([]byte(s)); got != want {
+			t.Errorf("hasHidingEscape(%s) = %v", s, got)
+		}
+	}
+}

@@ -247,7 +247,7 @@ func (r *Redactor) needsFullLook(line []byte) bool {
 	if len(r.spec.Regex) > 0 {
 		return true
 	}
-	if i := bytes.IndexByte(line, '\\'); i >= 0 && (bytes.Contains(line[i:], []byte(`\u`)) || bytes.Contains(line[i:], []byte(`\/`))) {
+	if hasHidingEscape(line) {
 		return true
 	}
 	r.mu.RLock()
@@ -446,4 +446,21 @@ func mayBeType(line []byte, typ string) bool {
 	}
 	rest := line[len(p):]
 	return len(rest) > len(typ) && string(rest[:len(typ)]) == typ && rest[len(typ)] == '"'
+}
+
+// hasHidingEscape reports whether line holds a \u or \/ escape, the ones
+// that can hide a secret's characters from the raw bytes. One pass from
+// backslash to backslash; an escaped backslash is skipped whole.
+func hasHidingEscape(line []byte) bool {
+	for i := 0; ; {
+		j := bytes.IndexByte(line[i:], '\\')
+		if j < 0 || i+j+1 >= len(line) {
+			return false
+		}
+		switch line[i+j+1] {
+		case 'u', '/':
+			return true
+		}
+		i += j + 2
+	}
 }
