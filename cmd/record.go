@@ -37,7 +37,11 @@ type RecordCmd struct {
 // Run runs record.
 func (c *RecordCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Context) error {
 	argv := append([]string{"agentjq"}, kctx.Args...)
-	if c.Tee && len(c.AgentArgs) > 0 {
+	agentArgs, err := splitAgentArgs(c.AgentArgs)
+	if err != nil {
+		return err
+	}
+	if c.Tee && len(agentArgs) > 0 {
 		return usageError("record --tee runs no agent: no agent arguments allowed")
 	}
 	// A session's lines come from the bridge, which taps only agent lines
@@ -50,7 +54,7 @@ func (c *RecordCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Conte
 	if c.Tee {
 		runErr = teeRecord(ios.In, ios.Out, rec.w.Tap)
 	} else {
-		runErr = runSpawn(ctx, ios, c.SpawnFlags, c.AgentArgs, rec.w.Tap)
+		runErr = runSpawn(ctx, ios, c.SpawnFlags, agentArgs, rec.w.Tap)
 	}
 	if err := rec.Close(); err != nil && runErr == nil {
 		runErr = err

@@ -346,10 +346,9 @@ func recordedSession(argv []string) (SpawnFlags, []string, error) {
 	if strings.HasPrefix(kctx.Command(), "record") {
 		f, args = g.Record.SpawnFlags, g.Record.AgentArgs
 	}
-	// kong keeps the -- that starts the passthrough arguments; the agent
-	// must not get it (it would take the flags after it for a prompt).
-	if len(args) > 0 && args[0] == "--" {
-		args = args[1:]
+	args, err = splitAgentArgs(args)
+	if err != nil {
+		return SpawnFlags{}, nil, fmt.Errorf("the recording's argv: %w", err)
 	}
 	return f, args, nil
 }
@@ -438,7 +437,11 @@ func (c *ReplayCmd) liveCheck(ctx context.Context, ios *iostreams.IO, h recordin
 	if err != nil {
 		return "", "", err
 	}
-	f, agentArgs, overridden := checkFlags(recFlags, c.SpawnFlags, recArgs, c.AgentArgs)
+	liveArgs, err := splitAgentArgs(c.AgentArgs)
+	if err != nil {
+		return "", "", err
+	}
+	f, agentArgs, overridden := checkFlags(recFlags, c.SpawnFlags, recArgs, liveArgs)
 	tmp, err := os.MkdirTemp("", "agentjq-check-")
 	if err != nil {
 		return "", "", err

@@ -62,18 +62,38 @@ type SpawnCmd struct {
 
 // Run runs spawn.
 func (c *SpawnCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Context) error {
+	agentArgs, err := splitAgentArgs(c.AgentArgs)
+	if err != nil {
+		return err
+	}
 	if c.Record == "" {
-		return runSpawn(ctx, ios, c.SpawnFlags, c.AgentArgs, nil)
+		return runSpawn(ctx, ios, c.SpawnFlags, agentArgs, nil)
 	}
 	rec, err := openRecording(ios, c.Record, c.RedactFlags, c.Agent, append([]string{"agentjq"}, kctx.Args...), c.Cwd)
 	if err != nil {
 		return err
 	}
-	runErr := runSpawn(ctx, ios, c.SpawnFlags, c.AgentArgs, rec.Tap)
+	runErr := runSpawn(ctx, ios, c.SpawnFlags, agentArgs, rec.Tap)
 	if err := rec.Close(); err != nil && runErr == nil {
 		runErr = err
 	}
 	return runErr
+}
+
+// splitAgentArgs returns the arguments after --, which kong passes
+// through with the -- itself. Anything else there is an unknown flag or a
+// stray argument: kong's passthrough would otherwise hand it to the agent.
+func splitAgentArgs(args []string) ([]string, error) {
+	if len(args) == 0 {
+		return nil, nil
+	}
+	if args[0] != "--" {
+		if strings.HasPrefix(args[0], "-") {
+			return nil, usageError("unknown flag %s (arguments for the agent go after --)", args[0])
+		}
+		return nil, usageError("unexpected argument %q (send prompts with -p or on stdin; arguments for the agent go after --)", args[0])
+	}
+	return args[1:], nil
 }
 
 // runSpawn runs one session; record and spawn --record pass a tap.

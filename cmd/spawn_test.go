@@ -214,3 +214,19 @@ func TestSpawnRecord(t *testing.T) {
 		t.Errorf("directions recorded: %s", joined)
 	}
 }
+
+func TestSpawnAgentArgs(t *testing.T) {
+	got, err := splitAgentArgs([]string{"--", "--add-dir", "x", "--"})
+	if err != nil || strings.Join(got, " ") != "--add-dir x --" {
+		t.Errorf("split = %q, %v", got, err)
+	}
+	for _, args := range [][]string{{"spawn", "--no-such-flag"}, {"spawn", "write a poem"}} {
+		ios, _, errb := fakeIO(t, "capture:hello", "")
+		if code := Main(append(args[:1:1], append([]string{"--bin", os.Args[0]}, args[1:]...)...), ios); code != protocol.ExitUsage {
+			t.Errorf("%q: exit %d, want 2", args, code)
+		}
+		if !strings.Contains(errb.String(), "after --") {
+			t.Errorf("%q: %s", args, errb)
+		}
+	}
+}
