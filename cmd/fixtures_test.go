@@ -306,7 +306,10 @@ func regenerate(t *testing.T, bin string, sc fixtureScenario, dir string) []byte
 	}
 	// The project also appears as a slug in the CLI's own directories.
 	slug := func(p string) string { return strings.ReplaceAll(p, "/", "-") }
-	b = rewritePaths(b, map[string]string{work: fixtureProject, home: fixtureHome, slug(work): slug(fixtureProject)})
+	// Decisions name the policy file that decided: keep it relative to the
+	// recordings directory, as the header's argv names it.
+	b = rewritePaths(b, map[string]string{work: fixtureProject, home: fixtureHome, slug(work): slug(fixtureProject),
+		recordingsDir() + string(filepath.Separator): ""})
 	// The CLI's socket is named after its pid, its temporary directory
 	// after the uid.
 	b = socketPath.ReplaceAll(b, []byte("/tmp/cc-socks/1000.sock"))
