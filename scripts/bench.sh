@@ -1,0 +1,52 @@
+#!/bin/sh
+# make bench: runs every benchmark the issues set targets for and prints
+# BENCHMARKS.md on stdout. Needs GNU time, jq (Debian's), Go, and about
+# 3 GiB of scratch space (WORK, default $TMPDIR/agentjq-bench-all).
+set -eu
+work=${WORK:-${TMPDIR:-/tmp}/agentjq-bench-all}
+mkdir -p "$work"
+
+cat <<MD
+# Benchmarks
+
+Every number here comes from \`make bench\` (scripts/bench.sh and the
+scripts it runs), on the project's 2-core machine. Wall times are medians;
+the load average says how quiet the machine was. Regenerate with
+\`make bench\`.
+
+MD
+
+WORK="$work/spawn" scripts/bench-spawn.sh
+
+echo "## filter"
+echo
+WORK="$work/filter" scripts/bench-filter.sh "$work/filter.md" >&2
+# The filter script writes a whole document; keep its body under our heading.
+sed '1{/^# /d}' "$work/filter.md"
+echo
+
+echo "## approve"
+echo
+echo "Measured $(date -u +%Y-%m-%d), load average $(cut -d' ' -f1-3 /proc/loadavg)."
+echo
+echo "| benchmark | target | result |"
+echo "|---|---|---|"
+go test ./approve -run '^$' -bench 'BenchmarkRulesDecision$|BenchmarkJQPolicy' -benchtime 20000x 2>/dev/null |
+	awk '/^BenchmarkRulesDecision-/ {print "| a rules decision (whole chain, Bash compound command parsed) | under 20 µs median | " $5 " µs median |"}
+	     /^BenchmarkJQPolicy-/ {print "| a jq policy decision (whole chain, input rewritten) | under 200 µs median | " $5 " µs median |"}'
+go test ./approve -run '^$' -bench 'CoProcess10k' -benchtime 3x 2>/dev/null |
+	awk '/^BenchmarkCoProcess10k-/ {print "| 10,000 requests through `agentjq approve` as a co-process, one at a time | under 1 s | " $5 " s |"}'
+cat <<'MD'
+
+Commands:
+
+    go test ./approve -run '^$' -bench 'BenchmarkRulesDecision$|BenchmarkJQPolicy' -benchtime 20000x
+    go test ./approve -run '^$' -bench 'CoProcess10k' -benchtime 3x
+
+MD
+
+echo "## record and replay"
+echo
+WORK="$work/record" scripts/bench-record.sh
+WORK="$work/replay" scripts/bench-replay.sh
+
