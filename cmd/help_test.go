@@ -48,6 +48,15 @@ func TestFilterExamplesParse(t *testing.T) {
 	for _, ex := range filter.Examples {
 		checkExample(t, "filter", ex.Command)
 	}
+	ios, _, out, _ := iostreams.Test()
+	if code := Main([]string{"filter", "--help"}, ios); code != 0 {
+		t.Fatalf("filter --help: exit %d", code)
+	}
+	text := out.String()
+	i := strings.LastIndex(text, "\nExamples:\n")
+	if i < 0 || strings.Contains(text[i:], "Exit status") {
+		t.Errorf("filter --help does not end with its examples")
+	}
 }
 
 // checkExample parses every agentjq invocation in a shell command line

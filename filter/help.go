@@ -52,13 +52,17 @@ func WriteHelp(w io.Writer) {
 			fmt.Fprintf(&b, "  %-22s %s\n", d.Name, d.Summary)
 		}
 	}
-	b.WriteString("\nExamples:\n")
-	for _, ex := range Examples {
-		fmt.Fprintf(&b, "  # %s\n  %s\n\n", ex.Explanation, ex.Command)
-	}
-	b.WriteString("Exit status:\n")
+	// Examples come last, as in every subcommand's help.
+	b.WriteString("\nExit status:\n")
 	for _, r := range ExitTable {
 		fmt.Fprintf(&b, "  %d  %s\n", r.Code, r.Meaning)
+	}
+	b.WriteString("\nExamples:\n")
+	for i, ex := range Examples {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "  # %s\n  %s\n", ex.Explanation, ex.Command)
 	}
 	io.WriteString(w, b.String())
 }
