@@ -346,3 +346,13 @@ func TestLiveWriteAllowedAtTTY(t *testing.T) {
 		t.Errorf("the prompt leaked into stdout")
 	}
 }
+
+// TestLiveContextProfile: the context profile's argv (-p, stream-json both
+// ways, session_id in the envelope), exercised against claude, which
+// accepts the same flags.
+func TestLiveContextProfile(t *testing.T) {
+	r := spawnLive(t, "HELLO one\n", "--agent", "context")
+	if r.code != 0 || len(r.resultTexts) != 1 || r.resultTexts[0] != "Hello from the scripted model." {
+		t.Fatalf("exit %d, results %q", r.code, r.resultTexts)
+	}
+}
