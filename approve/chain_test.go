@@ -9,11 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentjq/agentjq/fixtures"
+	"github.com/agentjq/agentjq/internal/syncio"
 	"github.com/agentjq/agentjq/protocol"
 )
 
@@ -160,7 +160,7 @@ func TestCoProcessApprover(t *testing.T) {
 
 func TestCoProcessCrashGarbageTimeout(t *testing.T) {
 	var stderr bytes.Buffer
-	cp := NewCoProcess(ApproverOptions{Command: "./testdata/crash-approver.sh", Stderr: &syncWriter{w: &stderr}})
+	cp := NewCoProcess(ApproverOptions{Command: "./testdata/crash-approver.sh", Stderr: &syncio.Writer{W: &stderr}})
 	defer cp.Close()
 	ctx := context.Background()
 	want := []string{"cannot read", "exited", "cannot read", "exited", "crashed again"}
@@ -183,17 +183,6 @@ func TestCoProcessCrashGarbageTimeout(t *testing.T) {
 	if _, err := slow.Decide(cctx, bashReq("x")); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancel: %v", err)
 	}
-}
-
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }
 
 func TestHookApprover(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/agentjq/agentjq/approve"
 	"github.com/agentjq/agentjq/fixtures"
 	"github.com/agentjq/agentjq/internal/fakeagent"
+	"github.com/agentjq/agentjq/internal/syncio"
 	"github.com/agentjq/agentjq/protocol"
 )
 
@@ -36,7 +36,7 @@ type run struct {
 func runFake(t *testing.T, scenario string, stdin string, tweak func(*Options)) run {
 	t.Helper()
 	logPath := filepath.Join(t.TempDir(), "fake.log")
-	var out, errb syncBuffer
+	var out, errb syncio.Buffer
 	opts := Options{
 		Profile: Profiles["claude"],
 		Path:    os.Args[0],
@@ -455,21 +455,4 @@ func TestChildEnv(t *testing.T) {
 	if strings.Join(env, " ") != want {
 		t.Errorf("ChildEnv = %q", env)
 	}
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agentjq/agentjq/internal/syncio"
 )
 
 // TestKeepStdinOpenAnswersTheHandshake: with no turn at all (stdin at EOF
@@ -51,7 +53,7 @@ func TestAtEndRunsWhenTheAgentCannotStart(t *testing.T) {
 	var ran int
 	_, err := Run(context.Background(), Options{
 		Profile: Profiles["claude"], Path: "/nonexistent/agent",
-		Stdout: &syncBuffer{}, Stderr: &syncBuffer{},
+		Stdout: &syncio.Buffer{}, Stderr: &syncio.Buffer{},
 		AtEnd: []func(){func() { ran++ }},
 	})
 	if err == nil || ran != 1 {

@@ -16,6 +16,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/agentjq/agentjq/approve"
+	"github.com/agentjq/agentjq/internal/syncio"
 	"github.com/agentjq/agentjq/iostreams"
 	"github.com/agentjq/agentjq/protocol"
 	"github.com/agentjq/agentjq/recording"
@@ -478,7 +479,7 @@ func (c *ReplayCmd) liveCheck(ctx context.Context, ios *iostreams.IO, h recordin
 	sub := *ios
 	sub.In, sub.Out = pr, io.Discard
 	var errBuf bytes.Buffer
-	sub.Err = &lockedWriter{w: &errBuf}
+	sub.Err = &syncio.Writer{W: &errBuf}
 	sub.InTTY, sub.OutTTY = false, false
 	fctx, cancel := context.WithCancel(ctx)
 	fed := make(chan struct{})
@@ -611,15 +612,4 @@ func exitEvent(entries []recording.Entry) (protocol.Exit, bool) {
 		}
 	}
 	return protocol.Exit{}, false
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }

@@ -1,19 +1,18 @@
 package mcphost_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentjq/agentjq/internal/fakeagent"
 	"github.com/agentjq/agentjq/internal/mcptest"
+	"github.com/agentjq/agentjq/internal/syncio"
 	"github.com/agentjq/agentjq/mcphost"
 )
 
@@ -25,23 +24,6 @@ func TestMain(m *testing.M) {
 		os.Exit(mcptest.Main())
 	}
 	os.Exit(m.Run())
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // serverCommand runs this test binary as the test MCP server.
@@ -101,9 +83,9 @@ func assertGone(t *testing.T, pids []int) {
 	}
 }
 
-func newRelay(t *testing.T) (*mcphost.Relay, *syncBuffer, string) {
+func newRelay(t *testing.T) (*mcphost.Relay, *syncio.Buffer, string) {
 	pidFile := filepath.Join(t.TempDir(), "pids")
-	var errb syncBuffer
+	var errb syncio.Buffer
 	r := &mcphost.Relay{
 		Name: "probe", Command: serverCommand(),
 		Env:    append(os.Environ(), mcptest.PIDFile+"="+pidFile, mcptest.Child+"=1"),
@@ -175,7 +157,7 @@ func TestRelayConcurrentCallsAndCancel(t *testing.T) {
 }
 
 func TestRelayServerDies(t *testing.T) {
-	var errb syncBuffer
+	var errb syncio.Buffer
 	r := &mcphost.Relay{Name: "dies", Command: `read line; echo 'bad config' >&2; exit 3`, Stderr: &errb}
 	defer r.Close()
 	got := string(r.Handle(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":0,"method":"initialize"}`)))

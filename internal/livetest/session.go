@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentjq/agentjq/internal/syncio"
 )
 
 // Session is the real CLI running under a test, driven directly over its
@@ -24,7 +26,7 @@ type Session struct {
 	stdin  io.WriteCloser
 	ctx    context.Context
 	cancel context.CancelFunc
-	stderr lockedBuffer
+	stderr syncio.Buffer
 
 	// stdout lines are queued without bound so that the reader never
 	// blocks the CLI, whether or not the test reads them.
@@ -237,20 +239,3 @@ func (s *Session) ExitCode() int {
 
 // Stderr is what the CLI wrote on stderr so far.
 func (s *Session) Stderr() string { return s.stderr.String() }
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
