@@ -57,6 +57,26 @@ var DefaultSecretEnv = []string{
 
 type literal struct {
 	value, kind string
+	// enc is value as it stands inside a JSON string when that differs
+	// (nil otherwise); anchor and encAnchor are the offsets of the bytes
+	// searched for (literalAnchor).
+	enc               []byte
+	anchor, encAnchor int
+}
+
+func newLiteral(value, kind string) literal {
+	l := literal{value: value, kind: kind, anchor: literalAnchor([]byte(value))}
+	if enc := encodeJSONString(value); string(enc[1:len(enc)-1]) != value {
+		l.enc = enc[1 : len(enc)-1]
+		l.encAnchor = literalAnchor(l.enc)
+	}
+	return l
+}
+
+// in reports whether b holds l, as it is or JSON-encoded.
+func (l *literal) in(b []byte) bool {
+	return indexAnchored(b, []byte(l.value), l.anchor) >= 0 ||
+		l.enc != nil && indexAnchored(b, l.enc, l.encAnchor) >= 0
 }
 
 type pattern struct {
@@ -134,7 +154,7 @@ func (r *Redactor) AddLiteral(value, kind string) {
 			return
 		}
 	}
-	r.literals = append(r.literals, literal{value, kind})
+	r.literals = append(r.literals, newLiteral(value, kind))
 	sort.SliceStable(r.literals, func(i, j int) bool { return len(r.literals[i].value) > len(r.literals[j].value) })
 }
 
@@ -234,11 +254,31 @@ func (r *Redactor) lineObject(dir Direction, line []byte, valid bool) (out []byt
 // the raw bytes as it is (the patterns' characters need no escaping), so
 // a line holding none of the patterns' hints needs no closer look. User
 // regexes could match anything: they always take the slow path.
+//
+// With AVX2, one pass of suspectBlocks (suspect.go) stands for the hint
+// search and the escape search.
 func (r *Redactor) clean(line []byte) bool {
-	if r.needsFullLook(line) {
+	if len(r.spec.Regex) > 0 || r.hints.always != 0 || r.literalIn(line) {
 		return false
 	}
-	return r.hints.match(line) == 0
+	if haveSuspectBlocks {
+		return !r.suspect(line)
+	}
+	return !hasHidingEscape(line) && r.hints.match(line) == 0
+}
+
+// literalIn reports whether line holds a literal, as it is or
+// JSON-encoded.
+func (r *Redactor) literalIn(line []byte) bool {
+	r.mu.RLock()
+	lits := r.literals
+	r.mu.RUnlock()
+	for i := range lits {
+		if lits[i].in(line) {
+			return true
+		}
+	}
+	return false
 }
 
 // needsFullLook: user regexes, \u or \/ escapes, or a learnt literal in
@@ -247,21 +287,7 @@ func (r *Redactor) needsFullLook(line []byte) bool {
 	if len(r.spec.Regex) > 0 {
 		return true
 	}
-	if hasHidingEscape(line) {
-		return true
-	}
-	r.mu.RLock()
-	lits := r.literals
-	r.mu.RUnlock()
-	for _, l := range lits {
-		if bytes.Contains(line, []byte(l.value)) {
-			return true
-		}
-		if enc := encodeJSONString(l.value); bytes.Contains(line, enc[1:len(enc)-1]) {
-			return true
-		}
-	}
-	return false
+	return hasHidingEscape(line) || r.literalIn(line)
 }
 
 // learnAccount picks the email and organization out of an initialize
@@ -303,7 +329,9 @@ func (r *Redactor) learnAccount(line []byte) {
 func (r *Redactor) jsonStrings(line []byte) []byte {
 	var occ []hintOccurrence
 	fast := !r.needsFullLook(line)
-	if fast {
+	if fast && haveSuspectBlocks {
+		occ = r.occurrences(line)
+	} else if fast {
 		occ = r.hints.occurrences(line)
 	}
 	k := 0

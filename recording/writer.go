@@ -129,6 +129,43 @@ func (w *Writer) Tap(dir Direction, line []byte) {
 
 var versionKey = []byte(`"claude_code_version"`)
 
+// versionAnchor is the offset in versionKey of its 'v', the rarest of its
+// bytes in agent output.
+const versionAnchor = 13
+
+// mayBeSystemInit is false only when line plainly is a system line of
+// another subtype than init: the CLI writes type then subtype first, and
+// of the system lines only init states the version.
+func mayBeSystemInit(line []byte) bool {
+	const p = `{"type":"system","subtype":"`
+	if !bytes.HasPrefix(line, []byte(p)) {
+		return true
+	}
+	return bytes.HasPrefix(line[len(p):], []byte(`init"`))
+}
+
+// indexAnchored is bytes.Index(b, needle), searching with IndexByte for
+// needle[k] (choose a byte rare in b) and comparing around each hit: a
+// common first byte such as '"' makes bytes.Index stop everywhere.
+func indexAnchored(b, needle []byte, k int) int {
+	c := needle[k]
+	for i := k; i < len(b); {
+		j := bytes.IndexByte(b[i:], c)
+		if j < 0 {
+			return -1
+		}
+		start := i + j - k
+		if start+len(needle) > len(b) {
+			return -1
+		}
+		if bytes.Equal(b[start:start+len(needle)], needle) {
+			return start
+		}
+		i += j + 1
+	}
+	return -1
+}
+
 // process redacts, encodes and (with flush) writes one line.
 func (w *Writer) process(dir Direction, line []byte, t time.Time, flush bool) {
 	valid := w.validOut && dir == Out
@@ -145,8 +182,10 @@ func (w *Writer) process(dir Direction, line []byte, t time.Time, flush bool) {
 	}
 	var version string
 	if dir == Out && (mayBeType(line, "system") || mayBeType(line, "control_response")) &&
-		bytes.Contains(line, versionKey) && !w.versionKnownIn(line) {
-		version = agentVersionOf(line)
+		mayBeSystemInit(line) {
+		if i := indexAnchored(line, versionKey, versionAnchor); i >= 0 && !w.versionKnownAt(line[i:]) {
+			version = agentVersionOf(line)
+		}
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -165,13 +204,13 @@ func (w *Writer) process(dir Direction, line []byte, t time.Time, flush bool) {
 	}
 }
 
-// versionKnownIn reports whether line states the version already known,
-// so the common case needs no decoding.
-func (w *Writer) versionKnownIn(line []byte) bool {
+// versionKnownAt reports whether b, which starts with versionKey, states
+// the version already known, so the common case needs no decoding.
+func (w *Writer) versionKnownAt(b []byte) bool {
 	w.mu.Lock()
 	key := w.versionLit
 	w.mu.Unlock()
-	return key != nil && bytes.Contains(line, key)
+	return key != nil && bytes.HasPrefix(b, key)
 }
 
 func (w *Writer) setVersionLocked(v string, t time.Time) {

@@ -1,0 +1,49 @@
+package recording
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/agentjq/agentjq/internal/streamgen"
+)
+
+// streamLines is 16 MiB of the benchmark generator's stream (the one
+// scripts/bench-record.sh records), split into lines.
+func streamLines(b *testing.B) ([][]byte, int64) {
+	g, err := streamgen.New(1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	g.NoControl = true
+	var buf bytes.Buffer
+	if _, err := g.WriteTo(&buf, 16<<20); err != nil {
+		b.Fatal(err)
+	}
+	return splitLines(buf.Bytes()), int64(buf.Len())
+}
+
+// BenchmarkTapStream is the recorder's cost per byte of the benchmark
+// stream with the default redaction, as spawn --record runs it (the
+// bridge's lines are valid objects).
+func BenchmarkTapStream(b *testing.B) {
+	lines, n := streamLines(b)
+	for _, redact := range []bool{true, false} {
+		name := "redact"
+		if !redact {
+			name = "no-redact"
+		}
+		b.Run(name, func(b *testing.B) {
+			var red *Redactor
+			if redact {
+				red, _ = NewRedactor(RedactSpec{Builtin: true}, nil)
+			}
+			w, _ := NewWriter(discard{}, Header{}, WriterOptions{Redactor: red, ValidOut: true})
+			b.SetBytes(n)
+			for i := 0; i < b.N; i++ {
+				for _, l := range lines {
+					w.Tap(Out, l)
+				}
+			}
+		})
+	}
+}
