@@ -19,13 +19,37 @@ type hintSet struct {
 	at      [256][]anchoredHint
 	// always has the patterns without hints: they must always be tried.
 	always uint64
+	// byFilter lists, for each of suspectFilters, the hints it fires in
+	// whatever their case, and where.
+	byFilter [][]filterHint
 }
 
 type anchoredHint struct {
 	hint    string
 	off     int  // the anchor's position in hint
 	fold    bool // match in any case
+	next    string
 	pattern uint64
+}
+
+// at reports whether ah occurs in b at start (followed by a byte of next,
+// when it is set).
+func (ah *anchoredHint) at(b []byte, start int) bool {
+	end := start + len(ah.hint)
+	if start < 0 || end > len(b) {
+		return false
+	}
+	s := b[start:end]
+	if ah.fold && !asciiEqualFold(s, ah.hint) || !ah.fold && string(s) != ah.hint {
+		return false
+	}
+	return ah.next == "" || end < len(b) && strings.IndexByte(ah.next, b[end]) >= 0
+}
+
+// filterHint: filter fires at hint[j].
+type filterHint struct {
+	ah anchoredHint
+	j  int
 }
 
 // anchorRank lists letters, '-' and '_' from rarest to commonest in the
@@ -34,7 +58,7 @@ type anchoredHint struct {
 const anchorRank = "JVQXGYKZNzBFDOLUjHAWMPRISECqxTwvybkghf-mp_dclurinaoste"
 
 func newHintSet(patterns []pattern) *hintSet {
-	h := &hintSet{}
+	h := &hintSet{byFilter: make([][]filterHint, len(suspectFilters))}
 	for i, p := range patterns {
 		bit := uint64(1) << uint(i%64)
 		if p.hints == nil || i >= 64 {
@@ -59,7 +83,14 @@ func newHintSet(patterns []pattern) *hintSet {
 				}
 			}
 			c := x[off]
-			ah := anchoredHint{hint: x, off: off, fold: fold, pattern: bit}
+			ah := anchoredHint{hint: x, off: off, fold: fold, next: p.next, pattern: bit}
+			for j := range x {
+				for fi, f := range suspectFilters {
+					if firesInAnyCase(f, x, j, fold) {
+						h.byFilter[fi] = append(h.byFilter[fi], filterHint{ah, j})
+					}
+				}
+			}
 			h.add(c, ah)
 			if fold {
 				if u := upper(c); u != c {
@@ -120,16 +151,7 @@ func (h *hintSet) matchOnly(b []byte, only uint64) uint64 {
 				if found&ah.pattern != 0 || only&ah.pattern == 0 {
 					continue
 				}
-				start := pos - ah.off
-				if start < 0 || start+len(ah.hint) > len(b) {
-					continue
-				}
-				s := b[start : start+len(ah.hint)]
-				if ah.fold {
-					if asciiEqualFold(s, ah.hint) {
-						found |= ah.pattern
-					}
-				} else if string(s) == ah.hint {
+				if ah.at(b, pos-ah.off) {
 					found |= ah.pattern
 				}
 			}
@@ -174,12 +196,7 @@ func (h *hintSet) occurrences(b []byte) []hintOccurrence {
 			}
 			pos := i + j
 			for _, ah := range h.at[c] {
-				start := pos - ah.off
-				if start < 0 || start+len(ah.hint) > len(b) {
-					continue
-				}
-				s := b[start : start+len(ah.hint)]
-				if ah.fold && asciiEqualFold(s, ah.hint) || !ah.fold && string(s) == ah.hint {
+				if start := pos - ah.off; ah.at(b, start) {
 					occ = append(occ, hintOccurrence{start, start + len(ah.hint), ah.pattern})
 				}
 			}

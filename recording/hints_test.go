@@ -25,6 +25,10 @@ var hintSeeds = []string{
 	`{"t":"line\nBearer\ntoken12345678 sk-0123456789abcdefXYZ","u":"\u0073k-ant-escapedkey123456"}`,
 	`{"type":"result","usage":{"input_tokens":12,"output_tokens":5},"result":"think about the task"}`,
 	`not json: sk-ant-api03-BBBBBBBBBBBBBBBBBB`,
+	// a hint followed by what cannot follow it in a match, and by what can
+	`{"apiKeySource":"none","a":"apikeys=abcdefghijklmnop","b":"API_KEY = 'abcdefghijklmnop'","c":"x-api-key\": \"abcdefghijklmnop\""}`,
+	`{"a":"authtoken:abcdefghijklmnop","b":"Auth-Token\t=abcdefghijklmnop","c":"bearers abcdefghijkl","d":"Bearer\u0020abcdefghijkl"}`,
+	`{"a":"apikey","b":"bearer","c":"x AUTH_TOKEN"}`,
 }
 
 // TestHintsAgreeWithPatterns: the pre-filtered redactor removes exactly

@@ -37,15 +37,19 @@ var builtinPatterns = []struct {
 	kind  string
 	re    *regexp.Regexp
 	hints []string // one of them is in every match; lower case means any case
+	// next, when set, holds every byte that can follow a hint in a match,
+	// and a backslash (an escape in raw JSON): a hint followed by anything
+	// else, or by nothing, is no sign of a secret ("apiKeySource").
+	next string
 }{
-	{"anthropic-api-key", regexp.MustCompile(`sk-ant-[A-Za-z0-9_\-]{8,}`), []string{"sk-ant-"}},
-	{"api-key", regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{16,}`), []string{"sk-"}},
-	{"aws-access-key", regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), []string{"AKIA", "ASIA"}},
-	{"github-token", regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})`), []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}},
-	{"slack-token", regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9\-]{10,}`), []string{"xox"}},
-	{"google-api-key", regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`), []string{"AIza"}},
-	{"bearer-token", regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/=\-]{8,}`), []string{"bearer"}},
-	{"api-key", regexp.MustCompile(`(?i)\b(?:x-api-key|api[_-]?key|auth[_-]?token)(["']?\s*[:=]\s*["']?)[A-Za-z0-9._~+/=\-]{12,}`), []string{"api_key", "api-key", "apikey", "auth_token", "auth-token", "authtoken"}},
+	{"anthropic-api-key", regexp.MustCompile(`sk-ant-[A-Za-z0-9_\-]{8,}`), []string{"sk-ant-"}, ""},
+	{"api-key", regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{16,}`), []string{"sk-"}, ""},
+	{"aws-access-key", regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), []string{"AKIA", "ASIA"}, ""},
+	{"github-token", regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})`), []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, ""},
+	{"slack-token", regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9\-]{10,}`), []string{"xox"}, ""},
+	{"google-api-key", regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`), []string{"AIza"}, ""},
+	{"bearer-token", regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/=\-]{8,}`), []string{"bearer"}, " \t\n\f\r\\"},
+	{"api-key", regexp.MustCompile(`(?i)\b(?:x-api-key|api[_-]?key|auth[_-]?token)(["']?\s*[:=]\s*["']?)[A-Za-z0-9._~+/=\-]{12,}`), []string{"api_key", "api-key", "apikey", "auth_token", "auth-token", "authtoken"}, "\"' \t\n\f\r:=\\"},
 }
 
 // DefaultSecretEnv are variables whose values are removed even without
@@ -85,6 +89,7 @@ type pattern struct {
 	// hints: one of them is in every match (lower case: in any case); nil
 	// for user patterns, which could match anything.
 	hints []string
+	next  string // see builtinPatterns
 }
 
 // Redactor removes secrets from lines before they reach the disk. It learns
@@ -106,7 +111,7 @@ func NewRedactor(spec RedactSpec, lookupEnv func(string) (string, bool)) (*Redac
 	r := &Redactor{spec: spec}
 	if spec.Builtin {
 		for _, p := range builtinPatterns {
-			r.patterns = append(r.patterns, pattern{p.kind, p.re, p.hints})
+			r.patterns = append(r.patterns, pattern{p.kind, p.re, p.hints, p.next})
 		}
 	}
 	for i, s := range spec.Regex {
@@ -114,7 +119,7 @@ func NewRedactor(spec RedactSpec, lookupEnv func(string) (string, bool)) (*Redac
 		if err != nil {
 			return nil, fmt.Errorf("--redact %q: %w", s, err)
 		}
-		r.patterns = append(r.patterns, pattern{fmt.Sprintf("regex-%d", i+1), re, nil})
+		r.patterns = append(r.patterns, pattern{fmt.Sprintf("regex-%d", i+1), re, nil, ""})
 	}
 	for _, s := range spec.Paths {
 		p, err := parseJQPath(s)
@@ -293,7 +298,8 @@ func (r *Redactor) needsFullLook(line []byte) bool {
 // learnAccount picks the email and organization out of an initialize
 // response so that they are removed everywhere from now on.
 func (r *Redactor) learnAccount(line []byte) {
-	if !mayBeType(line, "control_response") || !bytes.Contains(line, []byte(`"account"`)) {
+	// 'c' is the rarest byte of the key in agent output.
+	if !mayBeType(line, "control_response") || indexAnchored(line, []byte(`"account"`), 2) < 0 {
 		return
 	}
 	var v struct {

@@ -43,37 +43,92 @@ var suspectFilters = []suspectFilter{
 	{c: [3]byte{'\\', '/'}},                 // \/ escape
 }
 
-// suspectWindow: a hint holding a filter's position p lies within
-// b[p-suspectBefore : p+suspectAfter] (hints are at most 11 bytes).
-const (
-	suspectBefore = 12
-	suspectAfter  = 14
-)
+// firesInAnyCase reports whether f fires at hint[j] in every case the
+// hint can take (fold: any case of its letters).
+func firesInAnyCase(f suspectFilter, hint string, j int, fold bool) bool {
+	for i, c := range f.c {
+		if c == 0 {
+			continue
+		}
+		if j+i >= len(hint) {
+			return false
+		}
+		x := hint[j+i]
+		letter := lower(x) != upper(x)
+		switch {
+		case f.fold:
+			if x|0x20 != c {
+				return false
+			}
+		case x != c || fold && letter:
+			return false
+		}
+	}
+	return true
+}
 
 // suspectAt reports whether a filter fires at b[p] (the reference for
 // suspectBlocks; bytes past the end match nothing).
 func suspectAt(b []byte, p int) bool {
 	for _, f := range suspectFilters {
-		ok := true
-		for i, c := range f.c {
-			if c == 0 {
-				continue
-			}
-			if p+i >= len(b) {
-				ok = false
-				break
-			}
-			x := b[p+i]
-			if f.fold {
-				x |= 0x20
-			}
-			if x != c {
-				ok = false
-				break
+		if firesAt(f, b, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func firesAt(f suspectFilter, b []byte, p int) bool {
+	for i, c := range f.c {
+		if c == 0 {
+			continue
+		}
+		if p+i >= len(b) {
+			return false
+		}
+		x := b[p+i]
+		if f.fold {
+			x |= 0x20
+		}
+		if x != c {
+			return false
+		}
+	}
+	return true
+}
+
+// suspectScan calls fn(q) for each position q of b where a filter fires,
+// in order, until fn returns true; it reports whether one did. Only with
+// haveSuspectBlocks.
+func suspectScan(b []byte, fn func(q int) bool) bool {
+	i := 0
+	for i < len(b) {
+		p, mask := suspectBlocks(b[i:])
+		if mask == 0 {
+			i += p
+			break
+		}
+		for ; mask != 0; mask &= mask - 1 {
+			if fn(i + p + bits.TrailingZeros32(mask)) {
+				return true
 			}
 		}
-		if ok {
-			return true
+		i += p + 32
+	}
+	if i >= len(b) {
+		return false
+	}
+	// Fewer than 34 bytes are left: look at them in a zeroed copy, one
+	// block of 32 positions at a time (a zero byte fires no filter, as a
+	// byte past the end).
+	var tail [66]byte
+	copy(tail[:], b[i:])
+	for off := 0; off < 64; off += 32 {
+		_, mask := suspectBlocks(tail[off : off+34])
+		for ; mask != 0; mask &= mask - 1 {
+			if fn(i + off + bits.TrailingZeros32(mask)) {
+				return true
+			}
 		}
 	}
 	return false
@@ -83,65 +138,49 @@ func suspectAt(b []byte, p int) bool {
 // escape: false means the hint set would find none in b and b has no \u
 // or \/ escape. Only with haveSuspectBlocks.
 func (r *Redactor) suspect(b []byte) bool {
-	for i := 0; i < len(b); {
-		p, mask := suspectBlocks(b[i:])
-		if mask == 0 {
-			for q := i + p; q < len(b); q++ {
-				if suspectAt(b, q) && r.confirm(b, q) {
+	if r.hints.byFilter == nil { // a hint set made by hand (tests)
+		return r.hints.match(b) != 0 || hasHidingEscape(b)
+	}
+	return suspectScan(b, func(q int) bool {
+		if b[q] == '\\' {
+			return true // an escape to look at closely
+		}
+		for fi, f := range suspectFilters {
+			if !firesAt(f, b, q) {
+				continue
+			}
+			for _, fh := range r.hints.byFilter[fi] {
+				if fh.ah.at(b, q-fh.j) {
 					return true
 				}
 			}
-			return false
 		}
-		for ; mask != 0; mask &= mask - 1 {
-			if r.confirm(b, i+p+bits.TrailingZeros32(mask)) {
-				return true
-			}
-		}
-		i += p + 32
-	}
-	return false
+		return false
+	})
 }
 
-// confirm: at q a filter fired; is there a backslash (an escape to look
-// at closely) or a hint of r around it?
-func (r *Redactor) confirm(b []byte, q int) bool {
-	if b[q] == '\\' {
-		return true
-	}
-	lo, hi := max(0, q-suspectBefore), min(len(b), q+suspectAfter)
-	return r.hints.match(b[lo:hi]) != 0
-}
-
-// occurrences is hints.occurrences(b) found with suspectBlocks: the
-// hints around each position where a filter fires. Only with
-// haveSuspectBlocks.
+// occurrences is hints.occurrences(b) found with suspectBlocks: the hints
+// where a filter fires. Only with haveSuspectBlocks.
 func (r *Redactor) occurrences(b []byte) []hintOccurrence {
-	var occ []hintOccurrence
-	add := func(q int) {
-		lo, hi := max(0, q-suspectBefore), min(len(b), q+suspectAfter)
-		for _, o := range r.hints.occurrences(b[lo:hi]) {
-			o.pos += lo
-			o.end += lo
-			occ = append(occ, o)
-		}
+	if r.hints.byFilter == nil {
+		return r.hints.occurrences(b)
 	}
-	for i := 0; i < len(b); {
-		p, mask := suspectBlocks(b[i:])
-		if mask == 0 {
-			for q := i + p; q < len(b); q++ {
-				if suspectAt(b, q) {
-					add(q)
+	var occ []hintOccurrence
+	suspectScan(b, func(q int) bool {
+		for fi, f := range suspectFilters {
+			if !firesAt(f, b, q) {
+				continue
+			}
+			for _, fh := range r.hints.byFilter[fi] {
+				if start := q - fh.j; fh.ah.at(b, start) {
+					occ = append(occ, hintOccurrence{start, start + len(fh.ah.hint), fh.ah.pattern})
 				}
 			}
-			break
 		}
-		for ; mask != 0; mask &= mask - 1 {
-			add(i + p + bits.TrailingZeros32(mask))
-		}
-		i += p + 32
-	}
-	// Windows overlap: sort, and keep each occurrence once.
+		return false
+	})
+	// A hint holding two filters is found twice: sort, and keep each
+	// occurrence once.
 	sort.Slice(occ, func(i, j int) bool {
 		if occ[i].pos != occ[j].pos {
 			return occ[i].pos < occ[j].pos

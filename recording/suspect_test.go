@@ -30,6 +30,21 @@ func TestSuspectFiltersCoverHints(t *testing.T) {
 			}
 		}
 	}
+	// The hint set knows, for every hint, a filter that fires in it.
+	r, _ := NewRedactor(RedactSpec{Builtin: true}, nil)
+	for _, p := range builtinPatterns {
+		for _, h := range p.hints {
+			found := false
+			for _, fhs := range r.hints.byFilter {
+				for _, fh := range fhs {
+					found = found || fh.ah.hint == h
+				}
+			}
+			if !found {
+				t.Errorf("%s: no filter stands for hint %q", p.kind, h)
+			}
+		}
+	}
 	for _, esc := range []string{`\u0073`, `\/`} {
 		if !suspectAt([]byte(esc), 0) {
 			t.Errorf("no filter fires on the escape %s", esc)
