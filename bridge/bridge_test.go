@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/agentjq/agentjq/internal/fakeagent"
 	"github.com/agentjq/agentjq/internal/syncio"
 	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/recording"
 )
 
 func TestMain(m *testing.M) {
@@ -454,5 +456,57 @@ func TestChildEnv(t *testing.T) {
 	want := "PATH=/bin CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 CLAUDE_CODE_MAX_RETRIES=2 HOME=/h"
 	if strings.Join(env, " ") != want {
 		t.Errorf("ChildEnv = %q", env)
+	}
+}
+
+// TestTapSeesEveryLineInOrder: a tap sees each agent line once, in
+// order, plain and routed alike, and the answer to a control request
+// after the request; stdout is unchanged by the tap.
+func TestTapSeesEveryLineInOrder(t *testing.T) {
+	for _, name := range fixtures.Scenarios() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			want, err := fixtures.Capture(name, "out")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var mu sync.Mutex
+			var taps []string // "dir line"
+			r := runFake(t, "capture:"+name, "go\n", func(o *Options) {
+				o.Tap = func(dir recording.Direction, line []byte) {
+					mu.Lock()
+					taps = append(taps, string(dir)+" "+string(line))
+					mu.Unlock()
+				}
+			})
+			got := strings.Join(agentLines(r.stdout), "\n") + "\n"
+			if got != string(want) {
+				t.Errorf("stdout differs from the capture (%d vs %d bytes)", len(got), len(want))
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			var outs []string
+			seen := map[string]int{} // request id -> index of its Out tap
+			for i, tp := range taps {
+				dir, line, _ := strings.Cut(tp, " ")
+				env, err := protocol.DecodeEnvelope([]byte(line))
+				switch dir {
+				case string(recording.Out):
+					outs = append(outs, line)
+					if err == nil && env.Type == protocol.TypeControlRequest {
+						seen[env.RequestID] = i
+					}
+				case string(recording.In):
+					if err == nil && env.Type == protocol.TypeControlResp {
+						if at, ok := seen[env.ResponseID()]; !ok || at > i {
+							t.Errorf("answer to %s tapped before its request", env.ResponseID())
+						}
+					}
+				}
+			}
+			if w := strings.Join(outs, "\n") + "\n"; w != string(want) {
+				t.Errorf("the tap's agent lines differ from the capture (%d vs %d bytes)", len(w), len(want))
+			}
+		})
 	}
 }

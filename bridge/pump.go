@@ -191,15 +191,10 @@ func (s *session) readAgentStdout(ctx context.Context, r io.Reader) {
 		s.lastOutput = time.Now()
 		s.mu.Unlock()
 		more := len(ordered) > 0
-		switch {
-		case c.plain && s.opts.Tap == nil:
+		if c.plain && s.opts.Tap == nil {
 			s.out.write(c.buf, !more)
-		case s.opts.Tap == nil:
+		} else {
 			s.passRuns(ctx, c, !more)
-		default:
-			for i, line := range c.lines {
-				s.agentLine(ctx, c.first+i, c.kinds[i], c.heads[i], line, !more && i == len(c.lines)-1)
-			}
 		}
 		if cap(c.buf) <= keepChunk {
 			b := c.buf[:0]
@@ -210,13 +205,15 @@ func (s *session) readAgentStdout(ctx context.Context, r io.Reader) {
 
 // passRuns writes each run of plain lines with one write, and handles the
 // other lines one by one. The lines of a chunk lie end to end in its
-// buffer, newlines included, so a run is one slice of it.
+// buffer, newlines included, so a run is one slice of it. A tap sees each
+// plain line as the run reaches it, so it sees every line in order.
 func (s *session) passRuns(ctx context.Context, c *chunk, flush bool) {
 	runStart := -1 // offset in c.buf of the first line of the current run
 	offset := 0
 	for i, line := range c.lines {
 		next := offset + len(line) + 1
 		if c.kinds[i] == linePlain {
+			s.tap(recording.Out, line)
 			if runStart < 0 {
 				runStart = offset
 			}
