@@ -33,8 +33,10 @@ type anchoredHint struct {
 }
 
 // at reports whether ah occurs in b at start (followed by a byte of next,
-// when it is set).
-func (ah *anchoredHint) at(b []byte, start int) bool {
+// when it is set). raw says b is a whole JSON line, not a string's
+// content: there a '"' ends the string, so it cannot be the next byte of
+// a match (a quote inside a string is escaped, and next allows '\\').
+func (ah *anchoredHint) at(b []byte, start int, raw bool) bool {
 	end := start + len(ah.hint)
 	if start < 0 || end > len(b) {
 		return false
@@ -43,7 +45,10 @@ func (ah *anchoredHint) at(b []byte, start int) bool {
 	if ah.fold && !asciiEqualFold(s, ah.hint) || !ah.fold && string(s) != ah.hint {
 		return false
 	}
-	return ah.next == "" || end < len(b) && strings.IndexByte(ah.next, b[end]) >= 0
+	if ah.next == "" {
+		return true
+	}
+	return end < len(b) && strings.IndexByte(ah.next, b[end]) >= 0 && !(raw && b[end] == '"')
 }
 
 // filterHint: filter fires at hint[j].
@@ -124,12 +129,16 @@ func upper(c byte) byte {
 }
 
 // match returns the set of patterns (bit i: patterns[i]) that may match
-// b: those with a hint in b, and those without hints.
-func (h *hintSet) match(b []byte) uint64 { return h.matchOnly(b, ^uint64(0)) }
+// a string in the JSON line b: those with a hint in b, and those without
+// hints.
+func (h *hintSet) match(b []byte) uint64 { return h.matchIn(b, ^uint64(0), true) }
 
-// matchOnly is match looking only for the patterns in only (the others
-// are reported absent, but for those without hints).
-func (h *hintSet) matchOnly(b []byte, only uint64) uint64 {
+// matchOnly returns the set of patterns in only that may match the text
+// b, and those without hints.
+func (h *hintSet) matchOnly(b []byte, only uint64) uint64 { return h.matchIn(b, only, false) }
+
+// matchIn is match (raw) or matchOnly.
+func (h *hintSet) matchIn(b []byte, only uint64, raw bool) uint64 {
 	found := h.always
 	for _, c := range h.anchors {
 		hints := h.at[c]
@@ -151,7 +160,7 @@ func (h *hintSet) matchOnly(b []byte, only uint64) uint64 {
 				if found&ah.pattern != 0 || only&ah.pattern == 0 {
 					continue
 				}
-				if ah.at(b, pos-ah.off) {
+				if ah.at(b, pos-ah.off, raw) {
 					found |= ah.pattern
 				}
 			}
@@ -185,7 +194,8 @@ type hintOccurrence struct {
 	pattern  uint64
 }
 
-// occurrences lists every occurrence of every hint in b, by position.
+// occurrences lists every occurrence of every hint in the JSON line b, by
+// position.
 func (h *hintSet) occurrences(b []byte) []hintOccurrence {
 	var occ []hintOccurrence
 	for _, c := range h.anchors {
@@ -196,7 +206,7 @@ func (h *hintSet) occurrences(b []byte) []hintOccurrence {
 			}
 			pos := i + j
 			for _, ah := range h.at[c] {
-				if start := pos - ah.off; ah.at(b, start) {
+				if start := pos - ah.off; ah.at(b, start, true) {
 					occ = append(occ, hintOccurrence{start, start + len(ah.hint), ah.pattern})
 				}
 			}

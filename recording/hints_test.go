@@ -176,3 +176,21 @@ func TestHasHidingEscape(t *testing.T) {
 		}
 	}
 }
+
+func TestHasAccountObject(t *testing.T) {
+	for s, want := range map[string]bool{
+		`{"response":{"account":{"email":"a@b.c"}}}`:    true,
+		`{"response":{"account" : 	{"email":"a@b.c"}}}`: true,
+		`{"account":{}}`:              true,
+		`{"account":null,"x":{}}`:     false,
+		`{"text":"the account: {x}"}`: false,
+		`{"myaccount":{}}`:            false,
+		`{"a":"\"account\":{"}`:       false,
+		`{`:                           false,
+		`:{`:                          false,
+	} {
+		if got := hasAccountObject([]byte(s)); got != want {
+			t.Errorf("hasAccountObject(%s) = %v", s, got)
+		}
+	}
+}

@@ -298,8 +298,7 @@ func (r *Redactor) needsFullLook(line []byte) bool {
 // learnAccount picks the email and organization out of an initialize
 // response so that they are removed everywhere from now on.
 func (r *Redactor) learnAccount(line []byte) {
-	// 'c' is the rarest byte of the key in agent output.
-	if !mayBeType(line, "control_response") || indexAnchored(line, []byte(`"account"`), 2) < 0 {
+	if !mayBeType(line, "control_response") || !hasAccountObject(line) {
 		return
 	}
 	var v struct {
@@ -469,6 +468,37 @@ func MatchRedacted(want, got string) bool {
 	m, err := regexp.MatchString(re.String(), got)
 	return err == nil && m
 }
+
+// hasAccountObject reports whether line holds a key "account" whose value
+// is an object: it looks back from each '{' (far rarer in agent output
+// than any byte of the key) past white space for `"account":`.
+func hasAccountObject(line []byte) bool {
+	const key = `"account"`
+	for i := 0; ; {
+		j := bytes.IndexByte(line[i:], '{')
+		if j < 0 {
+			return false
+		}
+		p := i + j
+		i = p + 1
+		k := p - 1
+		for k >= 0 && isJSONSpace(line[k]) {
+			k--
+		}
+		if k < 0 || line[k] != ':' {
+			continue
+		}
+		k--
+		for k >= 0 && isJSONSpace(line[k]) {
+			k--
+		}
+		if k+1 >= len(key) && string(line[k+1-len(key):k+1]) == key {
+			return true
+		}
+	}
+}
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // mayBeType is false only when line plainly starts with a "type" other
 // than typ (the CLI writes the type first): a cheap gate before a search

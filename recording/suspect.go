@@ -150,7 +150,7 @@ func (r *Redactor) suspect(b []byte) bool {
 				continue
 			}
 			for _, fh := range r.hints.byFilter[fi] {
-				if fh.ah.at(b, q-fh.j) {
+				if fh.ah.at(b, q-fh.j, true) {
 					return true
 				}
 			}
@@ -172,7 +172,7 @@ func (r *Redactor) occurrences(b []byte) []hintOccurrence {
 				continue
 			}
 			for _, fh := range r.hints.byFilter[fi] {
-				if start := q - fh.j; fh.ah.at(b, start) {
+				if start := q - fh.j; fh.ah.at(b, start, true) {
 					occ = append(occ, hintOccurrence{start, start + len(fh.ah.hint), fh.ah.pattern})
 				}
 			}
