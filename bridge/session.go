@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentjq/agentjq/approve"
+	"github.com/agentjq/agentjq/internal/syncio"
 	"github.com/agentjq/agentjq/protocol"
 	"github.com/agentjq/agentjq/recording"
 )
@@ -141,6 +142,11 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	if opts.Approver == nil {
 		opts.Approver = approve.Default
 	}
+	if opts.Stderr == nil {
+		opts.Stderr = io.Discard
+	}
+	// Several goroutines report on stderr; each write is a whole line.
+	opts.Stderr = &syncio.Writer{W: opts.Stderr}
 	s := &session{
 		opts:       opts,
 		out:        newOutWriter(opts.Stdout),

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentjq/agentjq/approve"
 	"github.com/agentjq/agentjq/bridge"
+	"github.com/agentjq/agentjq/internal/syncio"
 	"github.com/agentjq/agentjq/iostreams"
 	"github.com/agentjq/agentjq/protocol"
 	"github.com/agentjq/agentjq/recording"
@@ -104,6 +105,11 @@ func runSpawn(ctx context.Context, ios *iostreams.IO, f SpawnFlags, agentArgs []
 // runSpawnWith is runSpawn with the permission decider replaced when
 // approver is not nil (replay --check answers as the recording did).
 func runSpawnWith(ctx context.Context, ios *iostreams.IO, f SpawnFlags, agentArgs []string, tap func(recording.Direction, []byte), approver approve.Decider) error {
+	// The agent's stderr, the approval chain and hosted commands all write
+	// to stderr from their own goroutines: one write at a time.
+	shared := *ios
+	shared.Err = &syncio.Writer{W: ios.Err}
+	ios = &shared
 	opts, chain, err := sessionOptions(ios, f, agentArgs)
 	if err != nil {
 		return err
