@@ -1,6 +1,7 @@
 package recording
 
 import (
+	"io"
 	"sync"
 	"time"
 )
@@ -65,6 +66,7 @@ func (q *queue) put(it qitem, line []byte) {
 
 func (q *queue) run() {
 	defer close(q.done)
+	defer q.w.wr.close()
 	var items []qitem
 	buf := make([]byte, 0, q.limit)
 	for {
@@ -112,4 +114,64 @@ func (q *queue) close() {
 	q.cond.Broadcast()
 	q.mu.Unlock()
 	<-q.done
+}
+
+// asyncWrites is the Async Writer's second goroutine: it makes the write
+// calls, so that the kernel's copying into the page cache overlaps with
+// redacting and encoding the next lines. Buffers of whole lines go round:
+// the one being filled, and two full or spare.
+type asyncWrites struct {
+	full  chan []byte
+	spare chan []byte
+	done  chan struct{}
+
+	mu  sync.Mutex
+	err error
+}
+
+func newAsyncWrites(w io.Writer) *asyncWrites {
+	a := &asyncWrites{full: make(chan []byte, 2), spare: make(chan []byte, 2), done: make(chan struct{})}
+	for range 2 {
+		a.spare <- make([]byte, 0, 1<<20)
+	}
+	go a.run(w)
+	return a
+}
+
+func (a *asyncWrites) run(w io.Writer) {
+	defer close(a.done)
+	for b := range a.full {
+		if a.Err() == nil {
+			if _, err := w.Write(b); err != nil {
+				a.mu.Lock()
+				a.err = err
+				a.mu.Unlock()
+			}
+		}
+		if cap(b) > 8<<20 {
+			b = make([]byte, 0, 1<<20) // do not keep one huge line's buffer
+		}
+		a.spare <- b[:0]
+	}
+}
+
+// hand queues buf for writing and returns an empty buffer, waiting for
+// one when two writes are pending.
+func (a *asyncWrites) hand(buf []byte) []byte {
+	next := <-a.spare
+	a.full <- buf
+	return next
+}
+
+// Err returns the first write error.
+func (a *asyncWrites) Err() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.err
+}
+
+// close waits for the pending writes.
+func (a *asyncWrites) close() {
+	close(a.full)
+	<-a.done
 }

@@ -49,7 +49,8 @@ type Writer struct {
 	agentVersion string
 	versionLit   []byte // "claude_code_version":"<agentVersion>"
 
-	q        *queue // nil unless Async
+	q        *queue       // nil unless Async
+	wr       *asyncWrites // nil unless Async
 	validOut bool
 	closed   bool
 }
@@ -91,6 +92,7 @@ func NewWriter(w io.Writer, h Header, opts WriterOptions) (*Writer, error) {
 		return nil, err
 	}
 	if opts.Async {
+		rw.wr = newAsyncWrites(w)
 		rw.q = newQueue(rw, opts.AsyncLimit)
 	}
 	return rw, nil
@@ -267,8 +269,12 @@ func (w *Writer) AgentVersion() string {
 // Err returns the first write error, if any.
 func (w *Writer) Err() error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.err
+	err := w.err
+	w.mu.Unlock()
+	if err == nil && w.wr != nil {
+		err = w.wr.Err()
+	}
+	return err
 }
 
 // Seq returns the sequence number of the last entry written.
@@ -301,8 +307,15 @@ func (w *Writer) appendLocked(dir Direction, line []byte, t time.Time, obj bool)
 	w.buf = append(w.buf, '\n')
 }
 
-// flushLocked writes the pending whole lines with one write.
+// flushLocked writes the pending whole lines with one write (with Async,
+// hands them to the goroutine that writes).
 func (w *Writer) flushLocked() {
+	if w.wr != nil {
+		if len(w.buf) > 0 {
+			w.buf = w.wr.hand(w.buf)
+		}
+		return
+	}
 	if len(w.buf) > 0 && w.err == nil {
 		if _, err := w.w.Write(w.buf); err != nil {
 			w.err = err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -185,6 +186,21 @@ func TestWriterKeepsFirstError(t *testing.T) {
 	w.Tap(Out, []byte(`{"a":2}`))
 	if w.Err() != io.ErrClosedPipe {
 		t.Errorf("Err() = %v", w.Err())
+	}
+	// Async: the write goroutine's error comes back from Close and Err.
+	fw := &failingWriter{}
+	w, err = NewWriter(fw, Header{}, WriterOptions{Async: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 1000 {
+		w.Tap(Out, []byte(`{"a":`+strconv.Itoa(i)+`}`))
+	}
+	if err := w.Close(); err != io.ErrClosedPipe || w.Err() != io.ErrClosedPipe {
+		t.Errorf("async: Close() = %v, Err() = %v", err, w.Err())
+	}
+	if fw.n != 2 {
+		t.Errorf("async: %d writes, want the header and the one that failed", fw.n)
 	}
 }
 
