@@ -194,17 +194,21 @@ func TestLiveEOFMidTurnWaitsForResult(t *testing.T) {
 	}
 }
 
+// liveProcess prepares a live test that runs agentjq as a process: the
+// claude CLI, the scripted API, a project directory and the binary.
+func liveProcess(t *testing.T) (claude string, api *apistub.Server, dir, bin string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	return livetest.Claude(t), apistub.Start(t), livetest.Workdir(t), buildAgentjq(t)
+}
+
 // TestLiveSIGINTDuringSleep sends SIGINT to a real agentjq process while
 // the agent runs a long command: the interrupted outcome comes within
 // seconds and no process is left behind.
 func TestLiveSIGINTDuringSleep(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	claude := livetest.Claude(t)
-	api := apistub.Start(t)
-	dir := livetest.Workdir(t)
-	bin := buildAgentjq(t)
+	claude, api, dir, bin := liveProcess(t)
 	// A duration no other test uses, to find leftovers in the process table.
 	marker := "sleep 23.4567"
 	cmd := exec.Command(bin, "spawn", "--bin", claude, "-C", dir, "--allowed-tools", "Bash(sleep:*)",
@@ -275,13 +279,7 @@ func processRunning(s string) bool {
 // agentjq runs with a pseudo-terminal as its controlling terminal (stdin
 // and stdout stay pipes, as in a pipeline) and prompts there.
 func TestLiveWriteAllowedAtTTY(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	claude := livetest.Claude(t)
-	api := apistub.Start(t)
-	dir := livetest.Workdir(t)
-	bin := buildAgentjq(t)
+	claude, api, dir, bin := liveProcess(t)
 	ptmx, tty, err := pty.Open()
 	if err != nil {
 		t.Skipf("no pseudo-terminal here: %v", err)

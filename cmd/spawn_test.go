@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,7 +24,11 @@ func TestMain(m *testing.M) {
 	if sc := os.Getenv(fakeagent.Scenario); sc != "" {
 		os.Exit(fakeagent.Main(sc))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
 }
 
 // fakeIO is an IO whose agent is this test binary playing scenario.
@@ -100,15 +106,32 @@ func TestSpawnHelpShowsExitTable(t *testing.T) {
 	}
 }
 
-// buildAgentjq builds the real binary for tests that signal it.
+// buildAgentjq builds the real binary, once per test run, for the tests
+// that run it as a process (to signal it, or give it a terminal).
 func buildAgentjq(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "agentjq")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/agentjq/agentjq")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	built.Do(func() {
+		built.dir, built.err = os.MkdirTemp("", "agentjq-bin-")
+		if built.err != nil {
+			return
+		}
+		bin := filepath.Join(built.dir, "agentjq")
+		out, err := exec.Command("go", "build", "-o", bin, "github.com/agentjq/agentjq").CombinedOutput()
+		if err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+		built.bin = bin
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	return bin
+	return built.bin
+}
+
+var built struct {
+	sync.Once
+	dir, bin string
+	err      error
 }
 
 // TestSpawnSignals sends real SIGINTs to a running agentjq: the first

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Benchmarks `agentjq filter` against Debian's jq, the gojq CLI and cat over
-# a generated stream, and writes a markdown section (BENCHMARKS.filter.md).
+# a generated stream, and prints a markdown section (to OUT.md when given).
 #
 #   scripts/bench-filter.sh [OUT.md]
 #
@@ -8,7 +8,7 @@
 # directory, default $TMPDIR/agentjq-bench), JQ (default /usr/bin/jq).
 set -eu
 
-out=${1:-BENCHMARKS.filter.md}
+out=${1:-/dev/stdout}
 size=${SIZE:-200}
 runs=${RUNS:-3}
 work=${WORK:-${TMPDIR:-/tmp}/agentjq-bench}

@@ -3,7 +3,7 @@
 # versus plain `agentjq spawn`, alternating, RUNS times each; prints a
 # markdown section with the commands and the medians.
 #
-#   scripts/bench-record.sh >> BENCHMARKS.record.md
+#   scripts/bench-record.sh > section.md   (make bench puts it in BENCHMARKS.md)
 #
 # Environment: SIZE (default 1GiB), RUNS (default 3), WORK (scratch
 # directory, default $TMPDIR/agentjq-bench-record; needs about 2.2x SIZE).

@@ -36,7 +36,7 @@ done
 c=$(median <"$work/cat")
 r=$(median <"$work/replay")
 cat <<MD
-### replay
+## replay
 
 Measured $(date -u +%Y-%m-%d), load average $(cut -d' ' -f1-3 /proc/loadavg), medians of $runs runs.
 
