@@ -51,7 +51,7 @@ type discard struct{}
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 // TestGenerateBenchRecording writes the 1 GiB recording that
-// BENCHMARKS.record.md times: AGENTJQ_BENCH_RECORDING=/tmp/big.ndjson go
+// scripts/bench-replay.sh times (make bench): AGENTJQ_BENCH_RECORDING=/tmp/big.ndjson go
 // test -run GenerateBench ./recording. The agent lines of every capture,
 // both directions, repeated.
 func TestGenerateBenchRecording(t *testing.T) {
