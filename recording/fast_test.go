@@ -50,10 +50,10 @@ type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
-// TestGenerateBenchRecording writes the 1 GiB recording that
-// scripts/bench-replay.sh times (make bench): AGENTJQ_BENCH_RECORDING=/tmp/big.ndjson go
-// test -run GenerateBench ./recording. The agent lines of every capture,
-// both directions, repeated.
+// TestGenerateBenchRecording writes a 1 GiB recording, for timing replay
+// by hand (make bench records its own with record --tee):
+// AGENTJQ_BENCH_RECORDING=/tmp/big.ndjson go test -run GenerateBench
+// ./recording. The agent lines of every capture, both directions, repeated.
 func TestGenerateBenchRecording(t *testing.T) {
 	path := os.Getenv("AGENTJQ_BENCH_RECORDING")
 	if path == "" {
