@@ -60,34 +60,32 @@ func (r *lineReader) open() bool {
 		r.closer.Close()
 		r.closer = nil
 	}
-	for {
-		if len(r.files) == 0 {
-			if r.started {
-				return false
-			}
-			r.started = true
-			r.reset(r.stdin, "<stdin>")
-			return true
-		}
-		if r.next >= len(r.files) {
+	if len(r.files) == 0 {
+		if r.started {
 			return false
 		}
-		name := r.files[r.next]
-		r.next++
 		r.started = true
-		path := name
-		if r.dir != "" && !filepath.IsAbs(path) {
-			path = filepath.Join(r.dir, path)
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			r.failed = &line{name: name, bad: unwrapPath(err).Error(), openErr: true}
-			return true
-		}
-		r.closer = f
-		r.reset(f, name)
+		r.reset(r.stdin, "<stdin>")
 		return true
 	}
+	if r.next >= len(r.files) {
+		return false
+	}
+	name := r.files[r.next]
+	r.next++
+	r.started = true
+	path := name
+	if r.dir != "" && !filepath.IsAbs(path) {
+		path = filepath.Join(r.dir, path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		r.failed = &line{name: name, bad: unwrapPath(err).Error(), openErr: true}
+		return true
+	}
+	r.closer = f
+	r.reset(f, name)
+	return true
 }
 
 func (r *lineReader) reset(rd io.Reader, name string) {

@@ -168,13 +168,12 @@ type engine struct {
 	curName string // input_filename in sequential mode
 	curNum  int    // input_line_number
 
-	errored    bool // a line or runtime error was reported
-	openErr    bool // a file could not be read
-	halt       *gojq.HaltError
-	outputs    int
-	lastFalsy  bool
-	writeErr   error
-	stopReader bool
+	errored   bool // a line or runtime error was reported
+	openErr   bool // a file could not be read
+	halt      *gojq.HaltError
+	outputs   int
+	lastFalsy bool
+	writeErr  error
 }
 
 // worker runs the program on values and collects what it writes; the

@@ -196,8 +196,6 @@ func TestLongLine(t *testing.T) {
 
 // signalWriter reports each write on a channel.
 type signalWriter struct {
-	mu    chan struct{}
-	buf   bytes.Buffer
 	wrote chan string
 }
 

@@ -378,8 +378,7 @@ func fishScript(root *Command) string {
 	b.WriteString("# Install: agentjq completion fish > ~/.config/fish/completions/agentjq.fish\n\n")
 	b.WriteString("complete -c agentjq -f\n")
 	// cond is the fish condition under which c is the command being typed.
-	var cond func(c *Command) string
-	cond = func(c *Command) string {
+	cond := func(c *Command) string {
 		if c.Path == "" {
 			return "__fish_use_subcommand"
 		}
