@@ -616,11 +616,14 @@ func (s *session) tap(dir recording.Direction, line []byte) {
 // last result is kept raw and decoded once, for the outcome.
 func (s *session) result(line []byte) {
 	f := protocol.Fields(line, "permission_denials", "queued_turn_count")
-	var denials []struct {
-		ToolUseID string `json:"tool_use_id"`
-	}
+	// Only the ids are needed: read them where they lie rather than decode
+	// the inputs they come with.
+	var denials []string
 	if len(f[0]) > 2 { // not "[]"
-		_ = json.Unmarshal(f[0], &denials)
+		for _, d := range protocol.Elements(f[0]) {
+			id, _ := protocol.String(protocol.Fields(d, "tool_use_id")[0])
+			denials = append(denials, id)
+		}
 	}
 	var queued *int
 	if f[1] != nil {
@@ -630,8 +633,7 @@ func (s *session) result(line []byte) {
 	}
 	s.mu.Lock()
 	s.lastResult = append(s.lastResult[:0], line...)
-	for _, d := range denials {
-		key := d.ToolUseID
+	for _, key := range denials {
 		if key == "" {
 			key = "result-" + strconv.Itoa(len(s.denied))
 		}

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"math/bits"
@@ -281,6 +282,7 @@ const (
 func (s *scanner) str() (escaped, ok bool) {
 	b, i := s.b, s.i+1
 	for {
+		clean := 0 // words passed since the last special byte
 		for i+8 <= len(b) {
 			x := binary.LittleEndian.Uint64(b[i:])
 			q := x ^ quotes
@@ -293,6 +295,13 @@ func (s *scanner) str() (escaped, ok bool) {
 				break
 			}
 			i += 8
+			// A string longer than two words goes on 32 bytes at a time;
+			// most strings (keys, ids) end sooner, without the call.
+			if clean++; clean == 2 && haveStrBlocks && len(b)-i >= 64 {
+				var e bool
+				i, e = strBlocks(b, i)
+				escaped = escaped || e
+			}
 		}
 		if i >= len(b) {
 			return escaped, false
@@ -378,4 +387,49 @@ func Fields(line []byte, keys ...string) [][]byte {
 		}
 		s.i++
 	}
+}
+
+// Elements returns the raw values of a JSON array that Scan accepted as
+// part of a line (nil when arr is not an array).
+func Elements(arr []byte) [][]byte {
+	s := scanner{b: arr}
+	s.ws()
+	if s.i >= len(s.b) || s.b[s.i] != '[' {
+		return nil
+	}
+	s.i++
+	var out [][]byte
+	for {
+		s.ws()
+		if s.i < len(s.b) && s.b[s.i] == ']' {
+			return out
+		}
+		start := s.i
+		if !s.value() {
+			return out
+		}
+		out = append(out, s.b[start:s.i])
+		s.ws()
+		if s.i >= len(s.b) || s.b[s.i] != ',' {
+			return out
+		}
+		s.i++
+	}
+}
+
+// String decodes a raw JSON string value (quotes included); ok is false
+// when v is not a string.
+func String(v []byte) (string, bool) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return "", false
+	}
+	body := v[1 : len(v)-1]
+	if bytes.IndexByte(body, '\\') < 0 {
+		return string(body), true
+	}
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		return "", false
+	}
+	return s, true
 }

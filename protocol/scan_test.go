@@ -3,6 +3,8 @@ package protocol
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/agentjq/agentjq/fixtures"
@@ -105,5 +107,62 @@ func TestFields(t *testing.T) {
 		if string(got[i]) != want[i] {
 			t.Errorf("field %d = %q, want %q", i, got[i], want[i])
 		}
+	}
+}
+
+func TestElementsAndString(t *testing.T) {
+	arr := []byte(` [ {"tool_use_id":"a\"b","x":[1,2]} , 3,"s\u0041", [] ] `)
+	got := Elements(arr)
+	want := []string{`{"tool_use_id":"a\"b","x":[1,2]}`, `3`, `"s\u0041"`, `[]`}
+	if len(got) != len(want) {
+		t.Fatalf("Elements = %q, want %q", got, want)
+	}
+	for i := range want {
+		if string(got[i]) != want[i] {
+			t.Errorf("element %d = %s, want %s", i, got[i], want[i])
+		}
+	}
+	if Elements([]byte(`{}`)) != nil || len(Elements([]byte(`[]`))) != 0 {
+		t.Error("Elements of a non-array or an empty array")
+	}
+	for v, w := range map[string]string{`"plain"`: "plain", `"a\"b"`: `a"b`, `"s\u0041"`: "sA"} {
+		if s, ok := String([]byte(v)); !ok || s != w {
+			t.Errorf("String(%s) = %q %v, want %q", v, s, ok, w)
+		}
+	}
+	for _, v := range []string{``, `"`, `3`, `null`, `"\q"`} {
+		if _, ok := String([]byte(v)); ok {
+			t.Errorf("String(%s) ok", v)
+		}
+	}
+	id, _ := String(Fields(Elements(arr)[0], "tool_use_id")[0])
+	if id != `a"b` {
+		t.Errorf("tool_use_id = %q", id)
+	}
+}
+
+// TestScanLongStrings puts every kind of special byte at every position of
+// a long string, where the 32-byte path (strBlocks) meets it at each offset
+// of a block and at the block's end, and compares with encoding/json.
+func TestScanLongStrings(t *testing.T) {
+	specials := []string{`\n`, `\"`, `\\`, `\/`, `\b`, `\f`, `\r`, `\t`, `\u0041`, `\u00e9x`, `\q`, `\u12`, `\`, `"`, "\x01", "\x1f", "\x7f", "é", `\\\"`, `\\\\`}
+	for _, sp := range specials {
+		for n := 0; n < 100; n++ {
+			for _, tail := range []string{"", "abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz"} {
+				body := strings.Repeat("a", n) + sp + tail
+				checkScan(t, []byte(`{"k":"`+body+`","type":"x"}`))
+				checkScan(t, []byte(`{"k":"`+body+`"}`))
+				checkScan(t, []byte(`{"k":"`+body))
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	alphabet := []string{"a", "b", `\`, `"`, "n", "u", "0", "\x01", "é", " ", "/", "t"}
+	for range 20000 {
+		var sb strings.Builder
+		for range r.IntN(160) {
+			sb.WriteString(alphabet[r.IntN(len(alphabet))])
+		}
+		checkScan(t, []byte(`{"k":"`+sb.String()+`"}`))
 	}
 }

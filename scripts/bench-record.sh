@@ -44,18 +44,25 @@ devnull="$work/agentjq spawn --bin $agent -p x --record /dev/null"
 : >"$work/noredact.times"
 : >"$work/devnull.times"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")
+# settle: before each run, write back what the last one left dirty, so that
+# no run pays for the one before it.
+settle() { sync; sleep 1; }
 i=0
 while [ "$i" -lt "$runs" ]; do
+	settle
 	/usr/bin/time -o "$work/t" -f "%e %U %S %M" $plain >/dev/null 2>&1 || :
 	tail -n 1 "$work/t" >>"$work/plain.times"
 	rm -f "$work/session.rec"
+	settle
 	/usr/bin/time -o "$work/t" -f "%e %U %S %M" $record >/dev/null 2>&1 || :
 	tail -n 1 "$work/t" >>"$work/record.times"
 	recbytes=$(wc -c <"$work/session.rec")
 	rm -f "$work/session.rec"
+	settle
 	/usr/bin/time -o "$work/t" -f "%e %U %S %M" $noredact >/dev/null 2>&1 || :
 	tail -n 1 "$work/t" >>"$work/noredact.times"
 	rm -f "$work/session.rec"
+	settle
 	/usr/bin/time -o "$work/t" -f "%e %U %S %M" $devnull >/dev/null 2>&1 || :
 	tail -n 1 "$work/t" >>"$work/devnull.times"
 	i=$((i + 1))
