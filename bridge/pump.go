@@ -34,8 +34,10 @@ type chunk struct {
 	lines [][]byte
 	kinds []lineKind
 	heads []protocol.Head
-	plain bool // every line is linePlain
-	ready chan struct{}
+	// checked holds TapCheck's answer for each line (nil without it).
+	checked []bool
+	plain   bool // every line is linePlain
+	ready   chan struct{}
 }
 
 const (
@@ -55,7 +57,7 @@ var chunkPool = sync.Pool{New: func() any { b := make([]byte, 0, chunkSize); ret
 
 // readChunks reads r into chunks of whole lines, handing each to the
 // workers and, in order, to out. It closes out at the end of r.
-func readChunks(r io.Reader, work chan<- *chunk, out chan<- *chunk) {
+func readChunks(r io.Reader, check func([]byte) bool, work chan<- *chunk, out chan<- *chunk) {
 	defer close(work)
 	defer close(out)
 	var carry []byte // a partial line from the previous read
@@ -104,7 +106,7 @@ func readChunks(r io.Reader, work chan<- *chunk, out chan<- *chunk) {
 			if len(c.buf) < smallChunk {
 				// A live session writes a line at a time: classify it
 				// here rather than pay a hand-off to a worker.
-				classify(c)
+				classify(c, check)
 			} else {
 				work <- c
 			}
@@ -120,8 +122,10 @@ func readChunks(r io.Reader, work chan<- *chunk, out chan<- *chunk) {
 	}
 }
 
-// classify splits a chunk into lines and finds what each is.
-func classify(c *chunk) {
+// classify splits a chunk into lines and finds what each is; with check
+// (Options.TapCheck), it also asks check about each line that will be
+// tapped.
+func classify(c *chunk, check func([]byte) bool) {
 	c.plain = true
 	rest := c.buf
 	for len(rest) > 0 {
@@ -148,6 +152,9 @@ func classify(c *chunk) {
 		c.lines = append(c.lines, line)
 		c.kinds = append(c.kinds, kind)
 		c.heads = append(c.heads, head)
+		if check != nil {
+			c.checked = append(c.checked, ok && check(line))
+		}
 	}
 	close(c.ready)
 }
@@ -173,14 +180,18 @@ func routed(h protocol.Head) bool {
 func (s *session) readAgentStdout(ctx context.Context, r io.Reader) {
 	work := make(chan *chunk, chunksAhead)
 	ordered := make(chan *chunk, chunksAhead)
-	go readChunks(r, work, ordered)
+	var check func([]byte) bool
+	if s.opts.TapCheck != nil && s.opts.TapChecked != nil {
+		check = s.opts.TapCheck
+	}
+	go readChunks(r, check, work, ordered)
 	var wg sync.WaitGroup
 	for range max(1, runtime.NumCPU()) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for c := range work {
-				classify(c)
+				classify(c, check)
 			}
 		}()
 	}
@@ -191,7 +202,7 @@ func (s *session) readAgentStdout(ctx context.Context, r io.Reader) {
 		s.lastOutput = time.Now()
 		s.mu.Unlock()
 		more := len(ordered) > 0
-		if c.plain && s.opts.Tap == nil {
+		if c.plain && s.opts.Tap == nil && s.opts.TapChecked == nil {
 			s.out.write(c.buf, !more)
 		} else {
 			s.passRuns(ctx, c, !more)
@@ -213,7 +224,7 @@ func (s *session) passRuns(ctx context.Context, c *chunk, flush bool) {
 	for i, line := range c.lines {
 		next := offset + len(line) + 1
 		if c.kinds[i] == linePlain {
-			s.tap(recording.Out, line)
+			s.tapOut(c, i)
 			if runStart < 0 {
 				runStart = offset
 			}
@@ -222,7 +233,7 @@ func (s *session) passRuns(ctx context.Context, c *chunk, flush bool) {
 				s.out.write(c.buf[runStart:offset], false)
 				runStart = -1
 			}
-			s.agentLine(ctx, c.first+i, c.kinds[i], c.heads[i], line, flush && i == len(c.lines)-1)
+			s.agentLine(ctx, c, i, flush && i == len(c.lines)-1)
 		}
 		offset = next
 	}
@@ -231,8 +242,18 @@ func (s *session) passRuns(ctx context.Context, c *chunk, flush bool) {
 	}
 }
 
-// agentLine passes one line on and acts on it when it must.
-func (s *session) agentLine(ctx context.Context, n int, kind lineKind, head protocol.Head, line []byte, flush bool) {
+// tapOut taps line i of c, with TapCheck's answer when there is one.
+func (s *session) tapOut(c *chunk, i int) {
+	if c.checked != nil && s.opts.TapChecked != nil {
+		s.opts.TapChecked(recording.Out, c.lines[i], c.checked[i])
+		return
+	}
+	s.tap(recording.Out, c.lines[i])
+}
+
+// agentLine passes line i of c on and acts on it when it must.
+func (s *session) agentLine(ctx context.Context, c *chunk, i int, flush bool) {
+	n, kind, head, line := c.first+i, c.kinds[i], c.heads[i], c.lines[i]
 	switch kind {
 	case lineBlank:
 		return
@@ -240,7 +261,7 @@ func (s *session) agentLine(ctx context.Context, n int, kind lineKind, head prot
 		s.nonJSON(n, line)
 		return
 	}
-	s.tap(recording.Out, line)
+	s.tapOut(c, i)
 	s.out.line(line, flush)
 	if kind != lineRouted {
 		return

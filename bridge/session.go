@@ -66,6 +66,13 @@ type Options struct {
 
 	// Tap sees every line in every direction, in order.
 	Tap func(dir recording.Direction, line []byte)
+	// TapCheck, with TapChecked, looks at each of the agent's lines on the
+	// workers that validate them, in parallel and ahead of order (it must
+	// be safe for concurrent use); TapChecked then gets the line with the
+	// answer, in order, where Tap would have. A recording's redaction
+	// pre-filter runs there, off the recorder's one goroutine.
+	TapCheck   func(line []byte) bool
+	TapChecked func(dir recording.Direction, line []byte, ok bool)
 
 	Stdin  io.Reader
 	Stdout io.Writer

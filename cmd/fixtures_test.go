@@ -284,10 +284,10 @@ func regenerate(t *testing.T, bin string, sc fixtureScenario, dir string) []byte
 	ctx, cancel := context.WithCancel(context.Background())
 	fed := make(chan struct{})
 	go func() { defer close(fed); fd.feed(ctx, pw, inputs, time.Minute) }()
-	runErr := runSpawn(context.Background(), ios, f, agentArgs, func(d recording.Direction, l []byte) {
+	runErr := runSpawn(context.Background(), ios, f, agentArgs, tapFunc(func(d recording.Direction, l []byte) {
 		rec.Tap(d, l)
 		fd.saw(d, l)
-	})
+	}))
 	cancel()
 	pr.Close()
 	<-fed

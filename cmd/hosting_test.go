@@ -13,6 +13,7 @@ import (
 	"github.com/agentjq/agentjq/fixtures"
 	"github.com/agentjq/agentjq/internal/fakeagent"
 	"github.com/agentjq/agentjq/iostreams"
+	"github.com/agentjq/agentjq/recording"
 )
 
 // hostIO is an IO whose agent is this test binary playing scenario; the
@@ -294,5 +295,41 @@ func TestHangingHookIsAnswered(t *testing.T) {
 	}
 	if !strings.Contains(errb.String(), "agentjq: hook PreToolUse:Bash: timed out") {
 		t.Errorf("stderr %q", errb)
+	}
+}
+
+// TestRecordRedactsAheadOfOrder: with the built-in redaction only, the
+// bridge's workers run the redaction pre-filter on the agent's lines ahead
+// of order (bridge.Options.TapCheck). The fake agent writes its secrets in
+// one burst after the line that names the account: none reaches the
+// recording, and stdout still gets every line byte for byte.
+func TestRecordRedactsAheadOfOrder(t *testing.T) {
+	ios, out, errb, _ := hostIO(t, "secrets", "")
+	rec := filepath.Join(t.TempDir(), "s.ndjson")
+	if code := Main([]string{"spawn", "--record", rec, "--bin", os.Args[0], "-p", "hi"}, ios); code != 0 {
+		t.Fatalf("exit %d\nstderr: %s", code, errb)
+	}
+	if !strings.HasPrefix(out.String(), fakeagent.SecretsStream()) {
+		t.Errorf("stdout does not start with the agent's stream byte for byte:\n%s", out)
+	}
+	b, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range fakeagent.Secrets {
+		if strings.Contains(string(b), secret) {
+			t.Errorf("the recording holds %q", secret)
+		}
+	}
+	for _, kind := range []string{"email", "organization", "anthropic-api-key", "aws-access-key", "github-token", "bearer-token"} {
+		if !strings.Contains(string(b), recording.Placeholder(kind)) {
+			t.Errorf("no %s placeholder in the recording", kind)
+		}
+	}
+	if strings.Contains(string(b), `\u0041KIAIOSFODNN7`) {
+		t.Error("the escaped AWS key survived")
+	}
+	if n := strings.Count(string(b), "filler "); n != 400 {
+		t.Errorf("the recording holds %d of the 400 plain events", n)
 	}
 }

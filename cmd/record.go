@@ -54,7 +54,7 @@ func (c *RecordCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Conte
 	if c.Tee {
 		runErr = teeRecord(ios.In, ios.Out, rec.w.Tap)
 	} else {
-		runErr = runSpawn(ctx, ios, c.SpawnFlags, agentArgs, rec.w.Tap)
+		runErr = runSpawn(ctx, ios, c.SpawnFlags, agentArgs, rec.w)
 	}
 	if err := rec.Close(); err != nil && runErr == nil {
 		runErr = err

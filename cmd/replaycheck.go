@@ -484,7 +484,7 @@ func (c *ReplayCmd) liveCheck(ctx context.Context, ios *iostreams.IO, h recordin
 	fctx, cancel := context.WithCancel(ctx)
 	fed := make(chan struct{})
 	go func() { defer close(fed); fd.feed(fctx, pw, checkInputs(entries), checkWait) }()
-	runErr := runSpawnWith(ctx, &sub, f, agentArgs, tap, newRecordedDecider(entries))
+	runErr := runSpawnWith(ctx, &sub, f, agentArgs, tapFunc(tap), newRecordedDecider(entries))
 	cancel()
 	pr.Close()
 	<-fed

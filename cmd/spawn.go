@@ -74,7 +74,7 @@ func (c *SpawnCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Contex
 	if err != nil {
 		return err
 	}
-	runErr := runSpawn(ctx, ios, c.SpawnFlags, agentArgs, rec.Tap)
+	runErr := runSpawn(ctx, ios, c.SpawnFlags, agentArgs, rec.w)
 	if err := rec.Close(); err != nil && runErr == nil {
 		runErr = err
 	}
@@ -97,14 +97,34 @@ func splitAgentArgs(args []string) ([]string, error) {
 	return args[1:], nil
 }
 
+// A tapper sees every line of a session: a recording (*recording.Writer,
+// which also has the bridge's workers run its redaction pre-filter) or a
+// probe (tapFunc).
+type tapper interface {
+	Tap(dir recording.Direction, line []byte)
+}
+
+// tapFunc makes a function a tapper.
+type tapFunc func(dir recording.Direction, line []byte)
+
+func (f tapFunc) Tap(dir recording.Direction, line []byte) { f(dir, line) }
+
+// checkingTapper is a tapper that looks at the agent's lines ahead of
+// order (bridge.Options.TapCheck).
+type checkingTapper interface {
+	tapper
+	Check(line []byte) bool
+	TapChecked(dir recording.Direction, line []byte, ok bool)
+}
+
 // runSpawn runs one session; record and spawn --record pass a tap.
-func runSpawn(ctx context.Context, ios *iostreams.IO, f SpawnFlags, agentArgs []string, tap func(recording.Direction, []byte)) error {
+func runSpawn(ctx context.Context, ios *iostreams.IO, f SpawnFlags, agentArgs []string, tap tapper) error {
 	return runSpawnWith(ctx, ios, f, agentArgs, tap, nil)
 }
 
 // runSpawnWith is runSpawn with the permission decider replaced when
 // approver is not nil (replay --check answers as the recording did).
-func runSpawnWith(ctx context.Context, ios *iostreams.IO, f SpawnFlags, agentArgs []string, tap func(recording.Direction, []byte), approver approve.Decider) error {
+func runSpawnWith(ctx context.Context, ios *iostreams.IO, f SpawnFlags, agentArgs []string, tap tapper, approver approve.Decider) error {
 	// The agent's stderr, the approval chain and hosted commands all write
 	// to stderr from their own goroutines: one write at a time.
 	shared := *ios
@@ -115,7 +135,12 @@ func runSpawnWith(ctx context.Context, ios *iostreams.IO, f SpawnFlags, agentArg
 		return err
 	}
 	defer chain.Close()
-	opts.Tap = tap
+	if tap != nil {
+		opts.Tap = tap.Tap
+	}
+	if ct, ok := tap.(checkingTapper); ok {
+		opts.TapCheck, opts.TapChecked = ct.Check, ct.TapChecked
+	}
 	if approver != nil {
 		opts.Approver = approver
 	}

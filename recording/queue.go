@@ -26,6 +26,7 @@ type qitem struct {
 	t          time.Time
 	off, n     int
 	setVersion bool // the line is a version for SetAgentVersion
+	hintFree   bool // Check found no hint in the line (TapChecked)
 }
 
 // A batch smaller than smallBatch waits gatherFor before it is taken.
@@ -99,7 +100,7 @@ func (q *queue) run() {
 				q.w.setVersion(string(line), it.t, false)
 				continue
 			}
-			q.w.process(it.dir, line, it.t, false)
+			q.w.process(it.dir, line, it.t, false, it.hintFree)
 		}
 		q.w.mu.Lock()
 		q.w.flushLocked()

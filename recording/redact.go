@@ -222,7 +222,7 @@ func (r *Redactor) textChanged(b []byte, only uint64) ([]byte, bool) {
 // outside the redacted strings unchanged; other lines are redacted as text.
 // It returns line itself when nothing was removed.
 func (r *Redactor) Line(dir Direction, line []byte) []byte {
-	out, _, _ := r.lineObject(dir, line, false)
+	out, _, _ := r.lineObject(dir, line, false, false)
 	return out
 }
 
@@ -230,7 +230,9 @@ func (r *Redactor) Line(dir Direction, line []byte) []byte {
 // white space) is one JSON object; checked is false when it did not look.
 //
 // valid says the caller knows line is exactly one JSON object.
-func (r *Redactor) lineObject(dir Direction, line []byte, valid bool) (out []byte, obj, checked bool) {
+//
+// hintFree says Check already found no hint and no hiding escape in line.
+func (r *Redactor) lineObject(dir Direction, line []byte, valid, hintFree bool) (out []byte, obj, checked bool) {
 	if r == nil || r.empty() {
 		return line, valid, valid
 	}
@@ -248,10 +250,31 @@ func (r *Redactor) lineObject(dir Direction, line []byte, valid bool) (out []byt
 	if len(r.paths) > 0 {
 		out = r.redactPaths(out)
 	}
-	if r.clean(out) {
+	if r.clean(out, hintFree) {
 		return out, true, true
 	}
 	return r.jsonStrings(out), true, true
+}
+
+// Check reports whether line holds none of the built-in patterns' hints
+// and no \u or \/ escape: the part of the fast pre-filter that depends on
+// the line alone, not on what the session has shown so far (the account's
+// email and organization). It is safe for concurrent use, so the bridge
+// runs it on the workers that validate the agent's lines, in parallel and
+// ahead of order; the line's turn in order then skips that pass. False
+// means "look closely", always so where the pass cannot decide (user
+// regexes, --redact-path).
+func (r *Redactor) Check(line []byte) bool {
+	if r == nil || r.empty() {
+		return true
+	}
+	if len(r.spec.Regex) > 0 || r.hints.always != 0 || len(r.paths) > 0 {
+		return false
+	}
+	if haveSuspectBlocks {
+		return !r.suspect(line)
+	}
+	return !hasHidingEscape(line) && r.hints.match(line) == 0
 }
 
 // clean is the fast pre-filter of Line: true when no secret can be in the
@@ -262,9 +285,12 @@ func (r *Redactor) lineObject(dir Direction, line []byte, valid bool) (out []byt
 //
 // With AVX2, one pass of suspectBlocks (suspect.go) stands for the hint
 // search and the escape search.
-func (r *Redactor) clean(line []byte) bool {
+func (r *Redactor) clean(line []byte, hintFree bool) bool {
 	if len(r.spec.Regex) > 0 || r.hints.always != 0 || r.literalIn(line) {
 		return false
+	}
+	if hintFree {
+		return true
 	}
 	if haveSuspectBlocks {
 		return !r.suspect(line)

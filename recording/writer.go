@@ -126,7 +126,22 @@ func (w *Writer) Tap(dir Direction, line []byte) {
 		w.q.put(qitem{dir: dir, t: w.now()}, line)
 		return
 	}
-	w.process(dir, line, w.now(), true)
+	w.process(dir, line, w.now(), true, false)
+}
+
+// Check is the redactor's Check (true without redaction): the bridge runs
+// it on its workers and hands the result back with the line to TapChecked.
+func (w *Writer) Check(line []byte) bool { return w.red.Check(line) }
+
+// TapChecked is Tap for a line Check was asked about; hintFree is its
+// answer. Only the bridge's validated Out lines come this way.
+func (w *Writer) TapChecked(dir Direction, line []byte, hintFree bool) {
+	line = bytes.TrimRight(line, "\r\n")
+	if w.q != nil {
+		w.q.put(qitem{dir: dir, t: w.now(), hintFree: hintFree}, line)
+		return
+	}
+	w.process(dir, line, w.now(), true, hintFree)
 }
 
 var versionKey = []byte(`"claude_code_version"`)
@@ -169,12 +184,12 @@ func indexAnchored(b, needle []byte, k int) int {
 }
 
 // process redacts, encodes and (with flush) writes one line.
-func (w *Writer) process(dir Direction, line []byte, t time.Time, flush bool) {
+func (w *Writer) process(dir Direction, line []byte, t time.Time, flush, hintFree bool) {
 	valid := w.validOut && dir == Out
 	var obj bool
 	if w.red != nil {
 		var checked bool
-		line, obj, checked = w.red.lineObject(dir, line, valid)
+		line, obj, checked = w.red.lineObject(dir, line, valid, hintFree)
 		obj = obj && dir != Err && len(line) > 0 && line[0] == '{' && line[len(line)-1] == '}'
 		if !checked {
 			obj = isJSONPayload(dir, line)

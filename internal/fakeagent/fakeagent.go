@@ -88,6 +88,11 @@ func Main(scenario string) int {
 	switch {
 	case scenario == "mcp-server":
 		return mcptest.Main()
+	case scenario == "secrets":
+		// SecretsStream in one write: the bridge validates it in one
+		// chunk, on its workers, ahead of the line that names the account.
+		out.Write([]byte(SecretsStream()))
+		return 0
 	case scenario == "init-account":
 		for {
 			line, ok := readLine()
@@ -263,4 +268,31 @@ func Main(scenario string) int {
 	}
 	fmt.Fprintln(os.Stderr, "fake agent: unknown scenario", scenario)
 	return 2
+}
+
+// The secrets of the "secrets" scenario: a recording must hold none of
+// them.
+var Secrets = []string{
+	"alice@example.com", "Acme Widgets Ltd",
+	"sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_-abcdEFGH",
+	"AKIAIOSFODNN7EXAMPLE", "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+	"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl",
+}
+
+// SecretsStream is what the "secrets" scenario writes: an initialize
+// response naming the account, 40 KB of plain events, and then the
+// secrets in tool inputs, tool results (one hidden by a \u escape) and
+// text, the account's email and organization among them.
+func SecretsStream() string {
+	s := Secrets
+	var b strings.Builder
+	b.WriteString(`{"type":"control_response","response":{"subtype":"success","request_id":"init-x","response":{"account":{"email":"` + s[0] + `","organization":"` + s[1] + `"}}}}` + "\n")
+	for i := range 400 {
+		fmt.Fprintf(&b, `{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"filler %03d of a long and harmless stream"}}}`+"\n", i)
+	}
+	b.WriteString(`{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"curl -H 'x-api-key: ` + s[2] + `' https://api && export AWS=` + s[3] + `"}}]}}` + "\n")
+	b.WriteString(`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"GITHUB=` + s[4] + `\nmail ` + s[0] + ` of ` + s[1] + `\n\u0041KIAIOSFODNN7EXAMPLE"}]}}` + "\n")
+	b.WriteString(`{"type":"assistant","message":{"content":[{"type":"text","text":"Authorization: Bearer ` + s[5] + `"}]}}` + "\n")
+	b.WriteString(`{"type":"result","subtype":"success","is_error":false,"result":"done","num_turns":1}` + "\n")
+	return b.String()
 }
