@@ -5,12 +5,21 @@
 #
 #   scripts/bench-record.sh > section.md   (make bench puts it in BENCHMARKS.md)
 #
-# Environment: SIZE (default 1GiB), RUNS (default 3), WORK (scratch
+# Besides the recorded runs it times `spawn > FILE`: no recording at all,
+# only the kernel storing the same bytes in a file. That is the floor under
+# any recording of the session to disk on this machine.
+#
+# Environment: SIZE (default 1GiB), RUNS (default 5), WORK (scratch
 # directory, default $TMPDIR/agentjq-bench-record; needs about 2.2x SIZE).
+# BENCH_PAUSE_PAGE_REPORTING=1 (root only): a VM whose balloon driver
+# reports free pages to the host (Linux page_reporting) pays a host page
+# fault for nearly every page the page cache takes, which makes writing a
+# file several times dearer than on hardware and the timings erratic; with
+# this set, reporting is paused for the runs and restored afterwards.
 set -eu
 
 size=${SIZE:-1GiB}
-runs=${RUNS:-3}
+runs=${RUNS:-5}
 work=${WORK:-${TMPDIR:-/tmp}/agentjq-bench-record}
 mkdir -p "$work"
 command -v /usr/bin/time >/dev/null || { echo "bench-record: /usr/bin/time (GNU time) is needed" >&2; exit 1; }
@@ -32,61 +41,64 @@ bytes=$(wc -c <"$stream")
 lines=$(wc -l <"$stream")
 cat "$stream" >/dev/null # warm the page cache
 
-plain="$work/agentjq spawn --bin $agent -p x"
-record="$work/agentjq spawn --bin $agent -p x --record $work/session.rec"
-noredact="$work/agentjq spawn --bin $agent -p x --record $work/session.rec --no-redact"
-# The same recording thrown away: agentjq's own cost (redaction, framing,
-# the writer) without the kernel's cost of storing a 1 GiB file.
-devnull="$work/agentjq spawn --bin $agent -p x --record /dev/null"
+# Free page reporting (see above).
+knob=/sys/module/page_reporting/parameters/page_reporting_order
+reporting="not present"
+if [ -r "$knob" ]; then
+	reporting="active (order $(cat "$knob"))"
+	if [ "${BENCH_PAUSE_PAGE_REPORTING:-}" = 1 ]; then
+		old=$(cat "$knob")
+		echo 11 >"$knob" # above MAX_PAGE_ORDER: no free block qualifies
+		trap 'echo "$old" >"$knob"' EXIT
+		trap 'exit 1' INT TERM
+		reporting="paused for the runs (BENCH_PAUSE_PAGE_REPORTING=1; order $old restored after)"
+	fi
+fi
 
-: >"$work/plain.times"
-: >"$work/record.times"
-: >"$work/noredact.times"
-: >"$work/devnull.times"
+spawn="$work/agentjq spawn --bin $agent -p x"
+# name|command|stdout: the variants, run in turn.
+variants="plain|$spawn|/dev/null
+tofile|$spawn|$work/session.out
+record|$spawn --record $work/session.rec|/dev/null
+noredact|$spawn --record $work/session.rec --no-redact|/dev/null
+devnull|$spawn --record /dev/null|/dev/null"
+
+for v in plain tofile record noredact devnull; do : >"$work/$v.times"; done
 load_before=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")
 # settle: before each run, write back what the last one left dirty, so that
 # no run pays for the one before it.
 settle() { sync; sleep 1; }
+recbytes=0
 i=0
 while [ "$i" -lt "$runs" ]; do
-	settle
-	/usr/bin/time -o "$work/t" -f "%e %U %S %M" $plain >/dev/null 2>&1 || :
-	tail -n 1 "$work/t" >>"$work/plain.times"
-	rm -f "$work/session.rec"
-	settle
-	/usr/bin/time -o "$work/t" -f "%e %U %S %M" $record >/dev/null 2>&1 || :
-	tail -n 1 "$work/t" >>"$work/record.times"
-	recbytes=$(wc -c <"$work/session.rec")
-	rm -f "$work/session.rec"
-	settle
-	/usr/bin/time -o "$work/t" -f "%e %U %S %M" $noredact >/dev/null 2>&1 || :
-	tail -n 1 "$work/t" >>"$work/noredact.times"
-	rm -f "$work/session.rec"
-	settle
-	/usr/bin/time -o "$work/t" -f "%e %U %S %M" $devnull >/dev/null 2>&1 || :
-	tail -n 1 "$work/t" >>"$work/devnull.times"
+	echo "$variants" | while IFS='|' read -r name cmd out; do
+		rm -f "$work/session.rec" "$work/session.out"
+		settle
+		/usr/bin/time -o "$work/t" -f "%e %U %S %M" $cmd </dev/null >"$out" 2>/dev/null || :
+		tail -n 1 "$work/t" >>"$work/$name.times"
+		if [ "$name" = record ]; then wc -c <"$work/session.rec" >"$work/recbytes"; fi
+	done
 	i=$((i + 1))
 done
+rm -f "$work/session.rec" "$work/session.out"
+recbytes=$(cat "$work/recbytes")
 load_after=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")
 
 # median FILE COLUMN
 median() { awk -v c="$2" '{print $c}' "$1" | sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 cpu() { awk '{print $2+$3}' "$1" | sort -n | awk '{v[NR]=$1} END {printf "%.2f", v[int((NR+1)/2)]}'; }
+pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.1f%%", (b / a - 1) * 100 }'; }
 pw=$(median "$work/plain.times" 1)
-rw=$(median "$work/record.times" 1)
-pr=$(median "$work/plain.times" 4)
-rr=$(median "$work/record.times" 4)
-nw=$(median "$work/noredact.times" 1)
-nr=$(median "$work/noredact.times" 4)
-pc=$(cpu "$work/plain.times")
-rc=$(cpu "$work/record.times")
-nc=$(cpu "$work/noredact.times")
-over=$(awk -v a="$pw" -v b="$rw" 'BEGIN { printf "%+.1f%%", (b / a - 1) * 100 }')
-novr=$(awk -v a="$pw" -v b="$nw" 'BEGIN { printf "%+.1f%%", (b / a - 1) * 100 }')
-dw=$(median "$work/devnull.times" 1)
-dr=$(median "$work/devnull.times" 4)
-dc=$(cpu "$work/devnull.times")
-dovr=$(awk -v a="$pw" -v b="$dw" 'BEGIN { printf "%+.1f%%", (b / a - 1) * 100 }')
+fw=$(median "$work/tofile.times" 1)
+row() { # name label
+	w=$(median "$work/$1.times" 1)
+	vs=""
+	[ "$1" = plain ] || vs=$(pct "$pw" "$w")
+	vf=""
+	case $1 in tofile | record | noredact) vf=$(pct "$fw" "$w") ;; esac
+	[ "$1" = tofile ] && vf=""
+	echo "| $2 | ${w} s | $vs | $vf | $(cpu "$work/$1.times") s | $(median "$work/$1.times" 4) KiB |"
+}
 
 cat <<EOF
 
@@ -98,24 +110,27 @@ Target: \`spawn --record\` of a 1 GiB session under 15% slower than plain \`spaw
 go run ./internal/tools/streamgen -size $size -control=false > agent.sh.ndjson   # $bytes bytes, $lines lines
 printf '#!/bin/sh\\ncat >/dev/null &\\nexec cat "\$0.ndjson"\\n' > agent.sh       # the fake agent
 agentjq spawn --bin ./agent.sh -p x > /dev/null                          # plain
+agentjq spawn --bin ./agent.sh -p x > session.out                        # no recording: the kernel storing the bytes
 agentjq spawn --bin ./agent.sh -p x --record session.rec > /dev/null     # recorded (default redaction)
 agentjq spawn --bin ./agent.sh -p x --record session.rec --no-redact > /dev/null
 agentjq spawn --bin ./agent.sh -p x --record /dev/null > /dev/null
 \`\`\`
 
-Interleaved (plain, recorded, recorded --no-redact), $runs runs each, timed with GNU time; medians (all runs: $work/*.times).
-Load average before/after: $load_before / $load_after ($(nproc) CPUs, shared).
+The five commands in turn, $runs times, timed with GNU time, with \`sync; sleep 1\`
+before each; medians (all runs: $work/*.times). Load average before/after:
+$load_before / $load_after ($(nproc) CPUs). Free page reporting: $reporting.
 
-| | wall | vs spawn | CPU (user+sys) | peak RSS |
-|---|---|---|---|---|
-| spawn | ${pw} s | | ${pc} s | ${pr} KiB |
-| spawn --record | ${rw} s | ${over} | ${rc} s | ${rr} KiB |
-| spawn --record --no-redact | ${nw} s | ${novr} | ${nc} s | ${nr} KiB |
-| spawn --record /dev/null | ${dw} s | ${dovr} | ${dc} s | ${dr} KiB |
+| | wall | vs spawn | vs spawn > file | CPU (user+sys) | peak RSS |
+|---|---|---|---|---|---|
+$(row plain "spawn")
+$(row tofile "spawn > file (no recording)")
+$(row record "spawn --record")
+$(row noredact "spawn --record --no-redact")
+$(row devnull "spawn --record /dev/null")
 
-The recording is $recbytes bytes for a $bytes-byte session. The last row
-records with the default redaction into /dev/null: agentjq's own cost
-(redaction, framing, the writer) without the kernel's cost of storing a
-1 GiB file, which on this 2-core machine (both cores already busy with the
-agent and spawn) is most of the difference.
+The recording is $recbytes bytes for a $bytes-byte session. \`spawn > file\`
+records nothing: it is the kernel's cost of putting the session's bytes in
+a file, the floor under any recording of it to disk. The last row records
+with the default redaction into /dev/null: agentjq's own cost (redaction,
+framing, the writer) without that floor.
 EOF
