@@ -181,7 +181,7 @@ func (s *session) readAgentStdout(ctx context.Context, r io.Reader) {
 	work := make(chan *chunk, chunksAhead)
 	ordered := make(chan *chunk, chunksAhead)
 	var check func([]byte) bool
-	if s.opts.TapCheck != nil && s.opts.TapChecked != nil {
+	if s.opts.TapCheck != nil && s.opts.TapChecked != nil && s.opts.TapRelease != nil {
 		check = s.opts.TapCheck
 	}
 	go readChunks(r, check, work, ordered)
@@ -209,7 +209,13 @@ func (s *session) readAgentStdout(ctx context.Context, r io.Reader) {
 		}
 		if cap(c.buf) <= keepChunk {
 			b := c.buf[:0]
-			chunkPool.Put(&b)
+			if c.checked != nil {
+				// Its lines were lent to TapChecked: reuse the buffer
+				// once the tap is done with them.
+				s.opts.TapRelease(func() { chunkPool.Put(&b) })
+			} else {
+				chunkPool.Put(&b)
+			}
 		}
 	}
 }

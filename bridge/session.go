@@ -66,13 +66,17 @@ type Options struct {
 
 	// Tap sees every line in every direction, in order.
 	Tap func(dir recording.Direction, line []byte)
-	// TapCheck, with TapChecked, looks at each of the agent's lines on the
-	// workers that validate them, in parallel and ahead of order (it must
-	// be safe for concurrent use); TapChecked then gets the line with the
-	// answer, in order, where Tap would have. A recording's redaction
-	// pre-filter runs there, off the recorder's one goroutine.
+	// TapCheck, with TapChecked and TapRelease, looks at each of the
+	// agent's lines on the workers that validate them, in parallel and
+	// ahead of order (it must be safe for concurrent use); TapChecked then
+	// gets the line with the answer, in order, where Tap would have. A
+	// recording's redaction pre-filter runs there, off the recorder's one
+	// goroutine. The lines are lent to TapChecked, not copied: after the
+	// lines of each chunk read, TapRelease gets the function that gives
+	// the chunk's memory back for reuse, to call once it is done with them.
 	TapCheck   func(line []byte) bool
 	TapChecked func(dir recording.Direction, line []byte, ok bool)
+	TapRelease func(release func())
 
 	Stdin  io.Reader
 	Stdout io.Writer

@@ -115,6 +115,7 @@ type checkingTapper interface {
 	tapper
 	Check(line []byte) bool
 	TapChecked(dir recording.Direction, line []byte, ok bool)
+	Release(release func())
 }
 
 // runSpawn runs one session; record and spawn --record pass a tap.
@@ -139,7 +140,7 @@ func runSpawnWith(ctx context.Context, ios *iostreams.IO, f SpawnFlags, agentArg
 		opts.Tap = tap.Tap
 	}
 	if ct, ok := tap.(checkingTapper); ok {
-		opts.TapCheck, opts.TapChecked = ct.Check, ct.TapChecked
+		opts.TapCheck, opts.TapChecked, opts.TapRelease = ct.Check, ct.TapChecked, ct.Release
 	}
 	if approver != nil {
 		opts.Approver = approver

@@ -194,3 +194,64 @@ func TestHasAccountObject(t *testing.T) {
 		}
 	}
 }
+
+// TestLentLines: lines lent with TapChecked are kept by reference until
+// the function given to Release runs; the caller then scribbles over the
+// buffer (as the bridge reuses it for the next chunk), and the recording
+// must still hold the lines as they were, the same as with Tap.
+func TestLentLines(t *testing.T) {
+	c, _ := captureBytes(t, "chain")
+	lines := splitLines(c.out)
+	clock := func() time.Time { return time.Unix(100, 0) }
+	red, _ := NewRedactor(RedactSpec{Builtin: true}, nil)
+	var want lockedBuffer
+	w, err := NewWriter(&want, Header{Agent: "claude"}, WriterOptions{Now: clock, Redactor: red, ValidOut: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lines {
+		w.Tap(Out, l)
+	}
+	w.Close()
+
+	var got lockedBuffer
+	w, err = NewWriter(&got, Header{Agent: "claude"}, WriterOptions{Now: clock, Redactor: red, Async: true, AsyncLimit: 4 << 10, ValidOut: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	released := 0
+	for i := 0; i < len(lines); i += 3 {
+		// A "chunk" of up to three lines in one buffer, lent and then
+		// given back.
+		var chunk []byte
+		var offs []int
+		for _, l := range lines[i:min(i+3, len(lines))] {
+			offs = append(offs, len(chunk))
+			chunk = append(append(chunk, l...), '\n')
+		}
+		offs = append(offs, len(chunk))
+		for k := 0; k+1 < len(offs); k++ {
+			line := chunk[offs[k] : offs[k+1]-1]
+			w.TapChecked(Out, line, red.Check(line))
+		}
+		w.Release(func() {
+			released++
+			for j := range chunk {
+				chunk[j] = '#'
+			}
+		})
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if released != (len(lines)+2)/3 {
+		t.Errorf("%d releases for %d chunks", released, (len(lines)+2)/3)
+	}
+	if !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Fatalf("lent lines recorded differently:\n%s\n---\n%s", want.Bytes(), got.Bytes())
+	}
+	w.Release(func() { released = -1 }) // after Close: called at once
+	if released != -1 {
+		t.Error("Release after Close did not call its function")
+	}
+}

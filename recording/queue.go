@@ -17,6 +17,8 @@ type queue struct {
 	cond   *sync.Cond
 	items  []qitem
 	buf    []byte
+	lent   int // bytes of the queued lent lines
+	held   int // len(buf) + lent: what the limit bounds
 	closed bool
 	done   chan struct{}
 }
@@ -25,8 +27,10 @@ type qitem struct {
 	dir        Direction
 	t          time.Time
 	off, n     int
-	setVersion bool // the line is a version for SetAgentVersion
-	hintFree   bool // Check found no hint in the line (TapChecked)
+	lent       []byte // the line, lent by the caller (TapChecked): not in buf
+	release    func() // a Release marker: no line, call it in turn
+	setVersion bool   // the line is a version for SetAgentVersion
+	hintFree   bool   // Check found no hint in the line (TapChecked)
 }
 
 // A batch smaller than smallBatch waits gatherFor before it is taken.
@@ -48,16 +52,26 @@ func newQueue(w *Writer, limit int) *queue {
 
 func (q *queue) put(it qitem, line []byte) {
 	q.mu.Lock()
-	for len(q.buf) > 0 && len(q.buf)+len(line) > q.limit && !q.closed {
+	for q.held > 0 && q.held+len(line) > q.limit && !q.closed {
 		q.cond.Wait()
 	}
 	if q.closed {
 		q.mu.Unlock()
+		if it.release != nil {
+			it.release()
+		}
 		return
 	}
-	it.off, it.n = len(q.buf), len(line)
 	wake := len(q.items) == 0 // the goroutine waits only on an empty queue
-	q.buf = append(q.buf, line...)
+	switch {
+	case it.release != nil:
+	case it.lent != nil:
+		q.lent += len(line)
+	default:
+		it.off, it.n = len(q.buf), len(line)
+		q.buf = append(q.buf, line...)
+	}
+	q.held = len(q.buf) + q.lent
 	q.items = append(q.items, it)
 	if wake {
 		q.cond.Broadcast()
@@ -79,7 +93,7 @@ func (q *queue) run() {
 			q.mu.Unlock()
 			return
 		}
-		if len(q.buf) < smallBatch && !q.closed {
+		if q.held < smallBatch && !q.closed {
 			// Let a burst gather for a moment: one write and one wake-up
 			// for many lines rather than one each.
 			q.mu.Unlock()
@@ -89,13 +103,23 @@ func (q *queue) run() {
 		// Take the whole queue, leave the spare buffers for Tap.
 		items, q.items = q.items, items[:0]
 		buf, q.buf = q.buf, buf[:0]
+		q.lent, q.held = 0, 0
 		if cap(q.buf) > 2*q.limit {
 			q.buf = make([]byte, 0, q.limit) // a huge line's buffer is not kept
 		}
 		q.cond.Broadcast()
 		q.mu.Unlock()
-		for _, it := range items {
+		for i, it := range items {
+			if it.release != nil {
+				it.release() // the lines before it are encoded: no longer needed
+				items[i] = qitem{}
+				continue
+			}
 			line := buf[it.off : it.off+it.n]
+			if it.lent != nil {
+				line = it.lent
+				items[i].lent = nil
+			}
 			if it.setVersion {
 				q.w.setVersion(string(line), it.t, false)
 				continue

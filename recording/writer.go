@@ -134,14 +134,27 @@ func (w *Writer) Tap(dir Direction, line []byte) {
 func (w *Writer) Check(line []byte) bool { return w.red.Check(line) }
 
 // TapChecked is Tap for a line Check was asked about; hintFree is its
-// answer. Only the bridge's validated Out lines come this way.
+// answer. Only the bridge's validated Out lines come this way. The line is
+// lent, not copied: its bytes must stay as they are until the function
+// given to the next Release call has been called.
 func (w *Writer) TapChecked(dir Direction, line []byte, hintFree bool) {
 	line = bytes.TrimRight(line, "\r\n")
 	if w.q != nil {
-		w.q.put(qitem{dir: dir, t: w.now(), hintFree: hintFree}, line)
+		w.q.put(qitem{dir: dir, t: w.now(), hintFree: hintFree, lent: line}, line)
 		return
 	}
 	w.process(dir, line, w.now(), true, hintFree)
+}
+
+// Release calls release once every line lent so far (TapChecked) has been
+// encoded, so that the caller may reuse their memory: at once without
+// Async, else in turn on the Writer's goroutine.
+func (w *Writer) Release(release func()) {
+	if w.q != nil {
+		w.q.put(qitem{release: release}, nil)
+		return
+	}
+	release()
 }
 
 var versionKey = []byte(`"claude_code_version"`)
