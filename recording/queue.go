@@ -4,6 +4,7 @@ import (
 	"io"
 	"sync"
 	"time"
+	"unsafe"
 )
 
 // queue is the Async Writer's hand-off: Tap appends the line's bytes to a
@@ -146,7 +147,7 @@ func (q *queue) close() {
 // redacting and encoding the next lines. Buffers of whole lines go round:
 // the one being filled, and two full or spare.
 type asyncWrites struct {
-	full  chan []byte
+	full  chan batch
 	spare chan []byte
 	done  chan struct{}
 
@@ -154,38 +155,72 @@ type asyncWrites struct {
 	err error
 }
 
+// A batch is whole lines to write, b[pre:]; b[:pre] is room the write
+// goroutine may use (directFile).
+type batch struct {
+	b   []byte
+	pre int
+}
+
 func newAsyncWrites(w io.Writer) *asyncWrites {
-	a := &asyncWrites{full: make(chan []byte, 2), spare: make(chan []byte, 2), done: make(chan struct{})}
-	for range 2 {
-		a.spare <- make([]byte, 0, 1<<20)
+	a := &asyncWrites{full: make(chan batch, 2), spare: make(chan []byte, 3), done: make(chan struct{})}
+	size := 1 << 20
+	if df, ok := w.(*directFile); ok && df != nil {
+		size = directBatch + 1<<20 // a batch, and the line that ends it
+	}
+	for range 3 {
+		a.spare <- alignedBuffer(size)
 	}
 	go a.run(w)
 	return a
 }
 
+// first returns the first buffer to fill, with pre bytes of room.
+func (a *asyncWrites) first(pre int) []byte {
+	return (<-a.spare)[:pre]
+}
+
 func (a *asyncWrites) run(w io.Writer) {
 	defer close(a.done)
-	for b := range a.full {
+	df, _ := w.(*directFile)
+	for bt := range a.full {
+		b := bt.b
 		if a.Err() == nil {
-			if _, err := w.Write(b); err != nil {
+			var err error
+			if df != nil {
+				// More to come at once: the last partial block can wait
+				// for it rather than go through the page cache now.
+				err = df.write(b, bt.pre, len(a.full) > 0)
+			} else {
+				_, err = w.Write(b[bt.pre:])
+			}
+			if err != nil {
 				a.mu.Lock()
 				a.err = err
 				a.mu.Unlock()
 			}
 		}
-		if cap(b) > 8<<20 {
-			b = make([]byte, 0, 1<<20) // do not keep one huge line's buffer
+		if cap(b) > 2*directBatch+2<<20 {
+			b = alignedBuffer(1 << 20) // do not keep one huge line's buffer
 		}
 		a.spare <- b[:0]
 	}
 }
 
-// hand queues buf for writing and returns an empty buffer, waiting for
-// one when two writes are pending.
-func (a *asyncWrites) hand(buf []byte) []byte {
+// hand queues bt for writing and returns an empty buffer, waiting for one
+// when the others are pending.
+func (a *asyncWrites) hand(bt batch) []byte {
 	next := <-a.spare
-	a.full <- buf
+	a.full <- bt
 	return next
+}
+
+// alignedBuffer returns an empty buffer of capacity n whose memory starts
+// on a dioAlign boundary, as O_DIRECT needs.
+func alignedBuffer(n int) []byte {
+	raw := make([]byte, n+dioAlign)
+	skip := int(-uintptr(unsafe.Pointer(&raw[0])) & (dioAlign - 1))
+	return raw[skip : skip : skip+n]
 }
 
 // Err returns the first write error.

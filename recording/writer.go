@@ -49,8 +49,16 @@ type Writer struct {
 	agentVersion string
 	versionLit   []byte // "claude_code_version":"<agentVersion>"
 
-	q        *queue       // nil unless Async
-	wr       *asyncWrites // nil unless Async
+	q      *queue       // nil unless Async
+	wr     *asyncWrites // nil unless Async
+	direct *directFile  // the O_DIRECT writer under wr, if any
+	batch  int          // the bytes of whole lines handed to one write
+	// With direct, each batch starts with room for the file's last
+	// partial block, pre bytes (handed modulo dioAlign), which the write
+	// goroutine fills in, so that the batch goes to the device from
+	// where it lies.
+	pre      int
+	handed   int64 // the bytes handed to wr so far, the header's included
 	validOut bool
 	closed   bool
 }
@@ -62,7 +70,7 @@ func NewWriter(w io.Writer, h Header, opts WriterOptions) (*Writer, error) {
 	if now == nil {
 		now = time.Now
 	}
-	rw := &Writer{w: w, now: now, red: opts.Redactor, validOut: opts.ValidOut}
+	rw := &Writer{w: w, now: now, red: opts.Redactor, validOut: opts.ValidOut, batch: 1 << 20}
 	rw.start = now()
 	h.Recording = FormatVersion
 	if h.Started.IsZero() {
@@ -88,11 +96,21 @@ func NewWriter(w io.Writer, h Header, opts WriterOptions) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := w.Write(append(line, '\n')); err != nil {
+	line = append(line, '\n')
+	if _, err := w.Write(line); err != nil {
 		return nil, err
 	}
 	if opts.Async {
-		rw.wr = newAsyncWrites(w)
+		var out io.Writer = w
+		if df := newDirectFile(w, line); df != nil {
+			// Fewer, larger direct writes: the device's round trips,
+			// not the CPU, bound them.
+			out, rw.direct, rw.batch = df, df, directBatch
+			rw.handed = int64(len(line))
+			rw.pre = int(rw.handed % dioAlign)
+		}
+		rw.wr = newAsyncWrites(out)
+		rw.buf = rw.wr.first(rw.pre)
 		rw.q = newQueue(rw, opts.AsyncLimit)
 	}
 	return rw, nil
@@ -220,8 +238,8 @@ func (w *Writer) process(dir Direction, line []byte, t time.Time, flush, hintFre
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.appendLocked(dir, line, t, obj)
-	if flush || len(w.buf) >= 1<<20 {
-		w.flushLocked() // whole lines, at most about 1 MiB a write
+	if flush || len(w.buf)-w.pre >= w.batch {
+		w.flushLocked() // whole lines, at most about w.batch a write
 	}
 	if version != "" && version != w.agentVersion {
 		if flush {
@@ -281,6 +299,9 @@ func (w *Writer) Close() error {
 	if w.q != nil {
 		w.q.close()
 	}
+	if w.direct != nil {
+		w.direct.close()
+	}
 	w.mu.Lock()
 	w.closed = true
 	w.mu.Unlock()
@@ -339,8 +360,13 @@ func (w *Writer) appendLocked(dir Direction, line []byte, t time.Time, obj bool)
 // hands them to the goroutine that writes).
 func (w *Writer) flushLocked() {
 	if w.wr != nil {
-		if len(w.buf) > 0 {
-			w.buf = w.wr.hand(w.buf)
+		if n := len(w.buf) - w.pre; n > 0 {
+			next := w.wr.hand(batch{w.buf, w.pre})
+			if w.direct != nil {
+				w.handed += int64(n)
+				w.pre = int(w.handed % dioAlign)
+			}
+			w.buf = next[:w.pre]
 		}
 		return
 	}
