@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -44,7 +45,25 @@ type directFile struct {
 	// direct counts the bytes written with O_DIRECT, inPlace those
 	// written from the Writer's own buffer (tests).
 	direct, inPlace int64
+
+	// Which way a big batch goes is measured, not assumed: the device
+	// may be slower than the page cache (a small VM disk, with memory to
+	// spare) or faster (an NVMe disk, or a VM whose every new page-cache
+	// page costs a fault on its host). cost holds each way's wall time
+	// per byte, smoothed (0: not measured yet); every tryEvery-th big
+	// batch goes the other way, to measure it again.
+	cost [2]float64
+	big  int
+	// force, when not -1, is the way every big batch goes (tests).
+	force int
 }
+
+// The ways a big batch can go.
+const (
+	viaDirect = iota
+	viaCache
+	tryEvery = 16
+)
 
 // newDirectFile returns a directFile for w when w is a regular file opened
 // for writing without O_APPEND, holding exactly written (the header) and
@@ -75,7 +94,7 @@ func newDirectFile(w io.Writer, written []byte) *directFile {
 	if err != nil {
 		return nil
 	}
-	df := &directFile{f: f, d: d, off: int64(len(written))}
+	df := &directFile{f: f, d: d, off: int64(len(written)), force: -1}
 	df.tail = append(df.tail, written[len(written)-int(df.off%dioAlign):]...)
 	return df
 }
@@ -112,18 +131,64 @@ func (df *directFile) Write(b []byte) (int, error) {
 // everything is in the file when write returns.
 func (df *directFile) write(b []byte, pre int, more bool) error {
 	if df.d != nil && len(b)-pre >= directMin {
-		err := df.writeDirect(b, pre, more)
+		way := df.way()
+		start := time.Now()
+		var err error
+		if way == viaDirect {
+			err = df.writeDirect(b, pre, more)
+		} else {
+			err = df.writeCached(b[pre:])
+		}
 		if err == nil {
+			df.measured(way, time.Since(start), len(b)-pre)
 			return nil
 		}
-		if !errors.Is(err, syscall.EINVAL) {
+		if way == viaCache || !errors.Is(err, syscall.EINVAL) {
 			return err
 		}
 		// O_DIRECT refused after all: the page cache from now on.
 		df.d.Close()
 		df.d = nil
 	}
-	b = b[pre:]
+	return df.writeCached(b[pre:])
+}
+
+// way says how the next big batch goes.
+func (df *directFile) way() int {
+	if df.force >= 0 {
+		return df.force
+	}
+	df.big++
+	for w := range df.cost {
+		if df.cost[w] == 0 {
+			return w // measure it first
+		}
+	}
+	best := viaDirect
+	if df.cost[viaCache] < df.cost[viaDirect] {
+		best = viaCache
+	}
+	if df.big%tryEvery == 0 {
+		return 1 - best
+	}
+	return best
+}
+
+// measured notes that n bytes went way in d.
+func (df *directFile) measured(way int, d time.Duration, n int) {
+	c := float64(d.Nanoseconds()) / float64(n)
+	if c <= 0 {
+		c = 1e-3
+	}
+	if df.cost[way] == 0 {
+		df.cost[way] = c
+	} else {
+		df.cost[way] = 0.75*df.cost[way] + 0.25*c
+	}
+}
+
+// writeCached writes b through the page cache.
+func (df *directFile) writeCached(b []byte) error {
 	if err := df.flushTail(); err != nil {
 		return err
 	}

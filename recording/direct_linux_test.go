@@ -55,6 +55,7 @@ func TestDirectFile(t *testing.T) {
 	if df == nil {
 		t.Fatal("no O_DIRECT on a file system that took it")
 	}
+	df.force = viaDirect
 	want := append([]byte(nil), header...)
 	r := rand.New(rand.NewPCG(3, 4))
 	sizes := []int{10, directMin, directMin + 1, 4095, 1 << 20, 1, 3*dioAlign + 7, 2 << 20, 100}
@@ -145,5 +146,34 @@ func TestDirectWriterMatchesBuffered(t *testing.T) {
 	}
 	if _, _, err := ReadAll(bytes.NewReader(direct), nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDirectFileWay: a big batch goes the way measured cheaper, each way
+// is measured first, and every tryEvery-th batch tries the other way.
+func TestDirectFileWay(t *testing.T) {
+	df := &directFile{force: -1}
+	if w := df.way(); w != viaDirect {
+		t.Fatalf("first way %d, want direct (unmeasured)", w)
+	}
+	df.measured(viaDirect, 4*time.Millisecond, 4<<20)
+	if w := df.way(); w != viaCache {
+		t.Fatalf("second way %d, want the page cache (unmeasured)", w)
+	}
+	df.measured(viaCache, time.Millisecond, 4<<20)
+	counts := [2]int{}
+	for range 4 * tryEvery {
+		counts[df.way()]++
+	}
+	if counts[viaCache] != 4*tryEvery-4 || counts[viaDirect] != 4 {
+		t.Errorf("ways %v: want the page cache but every %dth batch", counts, tryEvery)
+	}
+	// The page cache gets slow (a VM's host faulting pages in): after a
+	// few slow batches, direct wins.
+	for range 8 {
+		df.measured(viaCache, 12*time.Millisecond, 4<<20)
+	}
+	if w := df.way(); w != viaDirect && df.big%tryEvery != 0 {
+		t.Errorf("way %d after the page cache got slow, want direct", w)
 	}
 }

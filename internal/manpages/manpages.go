@@ -232,7 +232,7 @@ var environment = map[string]string{
 	"AGENTJQ_TOOL_USE_ID":  "Set for a --mcp-tool command: the call's tool_use_id.",
 	"AGENTJQ_ARG_NAME":     "Set for a --mcp-tool command: each scalar argument of the call, its name upper-cased.",
 	"AGENTJQ_HOOK_EVENT":   "Set for a --hook command: the hook event (PreToolUse, ...); CLAUDE_PROJECT_DIR is the agent's directory.",
-	"AGENTJQ_NO_DIRECT_IO": "On Linux a recording's large batches are written with O_DIRECT, past the page cache, and the rest through it; when set, everything goes through the page cache. The file is the same either way.",
+	"AGENTJQ_NO_DIRECT_IO": "On Linux a recording's large batches may be written with O_DIRECT, past the page cache, when that measures faster; when set, everything goes through the page cache. The file is the same either way.",
 }
 
 func envItems(p *roff.Page, names ...string) {
