@@ -101,6 +101,9 @@ func firesAt(f suspectFilter, b []byte, p int) bool {
 // in order, until fn returns true; it reports whether one did. Only with
 // haveSuspectBlocks.
 func suspectScan(b []byte, fn func(q int) bool) bool {
+	if haveSuspectBlocks64 {
+		return suspectScan64(b, fn)
+	}
 	i := 0
 	for i < len(b) {
 		p, mask := suspectBlocks(b[i:])

@@ -15,3 +15,14 @@ var haveSuspectBlocks = cpu.X86.HasAVX2
 //
 //go:noescape
 func suspectBlocks(b []byte) (pos int, mask uint32)
+
+// haveSuspectBlocks64 says suspectBlocks64 can run here.
+var haveSuspectBlocks64 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VBMI
+
+// suspectBlocks64 is suspectBlocks with t's buckets (suspect64.go), 64
+// positions a block, needing 66 bytes.
+//
+//go:noescape
+func suspectBlocks64(b []byte, t *[3][128]byte) (pos int, mask uint64)
+
+func setSuspectBlocks64(on bool) { haveSuspectBlocks64 = on } // benchmarks
