@@ -88,6 +88,15 @@ func Main(scenario string) int {
 	switch {
 	case scenario == "mcp-server":
 		return mcptest.Main()
+	case scenario == "flood":
+		// Events as fast as stdout takes them, until it does not.
+		bw := bufio.NewWriterSize(out, 256<<10)
+		pad := strings.Repeat(`lorem ipsum \"dolor\" sit amet\n `, 60) // JSON-escaped
+		for i := 0; ; i++ {
+			if _, err := fmt.Fprintf(bw, `{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"%d %s"}},"session_id":"flood"}`+"\n", i, pad); err != nil {
+				return 0
+			}
+		}
 	case scenario == "secrets":
 		// SecretsStream in one write: the bridge validates it in one
 		// chunk, on its workers, ahead of the line that names the account.
