@@ -140,3 +140,14 @@ a file, the floor under any recording of it to disk. The last row records
 with the default redaction into /dev/null: agentjq's own cost (redaction,
 framing, the writer) without that floor.
 EOF
+if [ "$reporting" != "not present" ]; then
+	cat <<'EOF'
+
+This machine is a VM whose balloon driver reports free memory to its host
+(Linux page_reporting): a page the page cache takes is then, most of the
+time, one the host must fault in again, so storing a file costs several
+times what it does on hardware. That is the gap between the two runs of this
+benchmark, and why the recorder measures whether a big batch is cheaper
+through the page cache or with O_DIRECT (agentjq-recording(5)).
+EOF
+fi
