@@ -99,37 +99,51 @@ func firesAt(f suspectFilter, b []byte, p int) bool {
 
 // suspectScan calls fn(q) for each position q of b where a filter fires,
 // in order, until fn returns true; it reports whether one did. Only with
-// haveSuspectBlocks.
+// haveSuspectBlocks. It may call fn at more positions (suspect64.go):
+// fn asks the filters itself.
 func suspectScan(b []byte, fn func(q int) bool) bool {
 	if haveSuspectBlocks64 {
-		return suspectScan64(b, fn)
+		return scanBlocks(b, 64, func(b []byte) (int, uint64) { return suspectBlocks64(b, suspect64Tables) }, fn)
 	}
+	return scanBlocks(b, 32, func(b []byte) (int, uint64) {
+		p, m := suspectBlocks(b)
+		return p, uint64(m)
+	}, fn)
+}
+
+// scanBlocks runs blocks, which looks at b width positions at a time and
+// needs width+2 bytes for a block, over b and calls fn for each position
+// it returns, in order, until fn returns true.
+func scanBlocks(b []byte, width int, blocks func([]byte) (int, uint64), fn func(q int) bool) bool {
 	i := 0
 	for i < len(b) {
-		p, mask := suspectBlocks(b[i:])
+		p, mask := blocks(b[i:])
 		if mask == 0 {
 			i += p
 			break
 		}
 		for ; mask != 0; mask &= mask - 1 {
-			if fn(i + p + bits.TrailingZeros32(mask)) {
+			if fn(i + p + bits.TrailingZeros64(mask)) {
 				return true
 			}
 		}
-		i += p + 32
+		i += p + width
 	}
 	if i >= len(b) {
 		return false
 	}
-	// Fewer than 34 bytes are left: look at them in a zeroed copy, one
-	// block of 32 positions at a time (a zero byte fires no filter, as a
-	// byte past the end).
-	var tail [66]byte
+	// Fewer than width+2 bytes are left: look at them in a zeroed copy, a
+	// block at a time (a zero byte is as a byte past the end).
+	var tail [130]byte
 	copy(tail[:], b[i:])
-	for off := 0; off < 64; off += 32 {
-		_, mask := suspectBlocks(tail[off : off+34])
+	for off := 0; off < 2*width && i+off < len(b); off += width {
+		_, mask := blocks(tail[off : off+width+2])
 		for ; mask != 0; mask &= mask - 1 {
-			if fn(i + off + bits.TrailingZeros32(mask)) {
+			q := i + off + bits.TrailingZeros64(mask)
+			if q >= len(b) {
+				return false
+			}
+			if fn(q) {
 				return true
 			}
 		}

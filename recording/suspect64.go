@@ -1,7 +1,5 @@
 package recording
 
-import "math/bits"
-
 // With AVX-512 VBMI, one byte lookup per position stands for the pairs
 // and triples of suspectFilters: the filters share eight buckets, and
 // suspect64Tables[j][c&0x7f] holds the buckets whose filter takes byte c
@@ -50,42 +48,4 @@ func suspect64At(b []byte, p int) bool {
 		m &= suspect64Tables[j][x&0x7f]
 	}
 	return m != 0
-}
-
-// suspectScan64 is suspectScan with suspectBlocks64.
-func suspectScan64(b []byte, fn func(q int) bool) bool {
-	i := 0
-	for i < len(b) {
-		p, mask := suspectBlocks64(b[i:], suspect64Tables)
-		if mask == 0 {
-			i += p
-			break
-		}
-		for ; mask != 0; mask &= mask - 1 {
-			if fn(i + p + bits.TrailingZeros64(mask)) {
-				return true
-			}
-		}
-		i += p + 64
-	}
-	if i >= len(b) {
-		return false
-	}
-	// Fewer than 66 bytes are left: look at them in a zeroed copy (a zero
-	// byte is a byte past the end).
-	var tail [130]byte
-	copy(tail[:], b[i:])
-	for off := 0; off < 128 && i+off < len(b); off += 64 {
-		_, mask := suspectBlocks64(tail[off:off+66], suspect64Tables)
-		for ; mask != 0; mask &= mask - 1 {
-			q := i + off + bits.TrailingZeros64(mask)
-			if q >= len(b) {
-				return false
-			}
-			if fn(q) {
-				return true
-			}
-		}
-	}
-	return false
 }

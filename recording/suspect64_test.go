@@ -6,23 +6,6 @@ import (
 	"testing"
 )
 
-// suspect64Ref is suspectBlocks64's answer computed with suspect64At.
-func suspect64Ref(b []byte) (int, uint64) {
-	p := 0
-	for ; p+66 <= len(b); p += 64 {
-		var m uint64
-		for i := range 64 {
-			if suspect64At(b, p+i) {
-				m |= 1 << i
-			}
-		}
-		if m != 0 {
-			return p, m
-		}
-	}
-	return p, 0
-}
-
 // checkSuspect64 compares the assembly with its reference, the reference
 // with the filters (it must find every position they fire at), and
 // suspectScan64 with the filters.
@@ -43,11 +26,11 @@ func checkSuspect64(t *testing.T, b []byte) {
 		return
 	}
 	gp, gm := suspectBlocks64(b, suspect64Tables)
-	wp, wm := suspect64Ref(b)
+	wp, wm := blocksRef(b, 64, suspect64At)
 	if gp != wp || gm != wm {
 		t.Fatalf("%q: suspectBlocks64 %d %064b, reference %d %064b", b, gp, gm, wp, wm)
 	}
-	suspectScan64(b, func(q int) bool {
+	suspectScan(b, func(q int) bool {
 		if suspectAt(b, q) {
 			got = append(got, q)
 		}
@@ -68,17 +51,10 @@ func TestSuspectBlocks64(t *testing.T) {
 		t.Log("no AVX-512 VBMI here: only the reference is checked")
 	}
 	var needles []string
-	for _, f := range suspectFilters {
-		s := []byte{f.c[0], f.c[1], f.c[2]}
-		if s[1] == 0 {
-			s[1] = '.'
-		}
-		if s[2] == 0 {
-			s = s[:2]
-		}
-		needles = append(needles, string(s), mixedCase(string(s)), string(bytes.ToUpper(s)))
-		// The same bytes with bit 7 set: the lookup sees their low 7 bits.
-		needles = append(needles, string(bytes.Map(func(r rune) rune { return r }, s))+"\xc3\xa9")
+	for _, nd := range filterNeedles() {
+		// The same bytes before a non-ASCII letter, whose bytes the
+		// lookup sees by their low 7 bits.
+		needles = append(needles, nd, nd+"\xc3\xa9")
 	}
 	for n := 0; n < 200; n += 1 + n/40 {
 		for _, nd := range needles {

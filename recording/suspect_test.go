@@ -62,15 +62,16 @@ func mixedCase(s string) string {
 	return string(b)
 }
 
-// suspectRef is suspectBlocks' answer computed with suspectAt: the first
-// block of 32 positions (from 0, while 34 bytes remain) where a filter
-// fires, and the positions that fired.
-func suspectRef(b []byte) (int, uint32) {
+// blocksRef is the answer of a block function (suspectBlocks,
+// suspectBlocks64) computed position by position with at: the first block
+// of width positions (from 0, while width+2 bytes remain) where at fires,
+// and the positions that fired.
+func blocksRef(b []byte, width int, at func([]byte, int) bool) (int, uint64) {
 	p := 0
-	for ; p+34 <= len(b); p += 32 {
-		var m uint32
-		for i := range 32 {
-			if suspectAt(b, p+i) {
+	for ; p+width+2 <= len(b); p += width {
+		var m uint64
+		for i := range width {
+			if at(b, p+i) {
 				m |= 1 << i
 			}
 		}
@@ -79,6 +80,33 @@ func suspectRef(b []byte) (int, uint32) {
 		}
 	}
 	return p, 0
+}
+
+// suspectRef is suspectBlocks' answer computed with suspectAt.
+func suspectRef(b []byte) (int, uint32) {
+	p, m := blocksRef(b, 32, suspectAt)
+	return p, uint32(m)
+}
+
+// filterNeedles are the bytes of each filter, in the cases it takes.
+func filterNeedles() []string {
+	var needles []string
+	for _, f := range suspectFilters {
+		s := []byte{f.c[0], f.c[1], f.c[2]}
+		if s[1] == 0 {
+			s[1] = '.'
+		}
+		if s[2] == 0 {
+			s = s[:2]
+		}
+		needles = append(needles, string(s))
+		if f.fold {
+			needles = append(needles, strings.ToUpper(string(s)), mixedCase(string(s)))
+			// 0x20 set on a non-letter: '@'|0x20 is '`', and so on.
+			needles = append(needles, string(bytes.Map(func(r rune) rune { return r &^ 0x20 }, s)))
+		}
+	}
+	return needles
 }
 
 func checkSuspectBlocks(t *testing.T, b []byte) {
@@ -97,22 +125,7 @@ func checkSuspectBlocks(t *testing.T, b []byte) {
 // and length, for each filter's bytes in every case.
 func TestSuspectBlocks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	var needles []string
-	for _, f := range suspectFilters {
-		s := []byte{f.c[0], f.c[1], f.c[2]}
-		if s[1] == 0 {
-			s[1] = '.'
-		}
-		if s[2] == 0 {
-			s = s[:2]
-		}
-		needles = append(needles, string(s))
-		if f.fold {
-			needles = append(needles, strings.ToUpper(string(s)), mixedCase(string(s)))
-			// 0x20 set on a non-letter: '@'|0x20 is '`', and so on.
-			needles = append(needles, string(bytes.Map(func(r rune) rune { return r &^ 0x20 }, s)))
-		}
-	}
+	needles := filterNeedles()
 	for n := 0; n < 140; n++ {
 		for _, nd := range needles {
 			for at := 0; at+len(nd) <= n; at += 1 + at/7 {
@@ -145,6 +158,16 @@ func TestSuspectFindsEveryHint(t *testing.T) {
 	if !haveSuspectBlocks {
 		t.Skip("no AVX2 here")
 	}
+	// Both scans: AVX2, and AVX-512 VBMI where there is one.
+	vbmi := haveSuspectBlocks64
+	defer setSuspectBlocks64(vbmi)
+	for _, on := range []bool{false, vbmi} {
+		setSuspectBlocks64(on)
+		checkSuspectFindsEveryHint(t)
+	}
+}
+
+func checkSuspectFindsEveryHint(t *testing.T) {
 	r, _ := NewRedactor(RedactSpec{Builtin: true}, nil)
 	rng := rand.New(rand.NewPCG(3, 4))
 	words := []string{"sk-", "sk-ant-", "AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "AIza",
