@@ -19,8 +19,10 @@ type WriterOptions struct {
 	Redactor *Redactor
 	// Async moves redaction, encoding and writing off the caller's path
 	// to a goroutine: Tap copies the line into a queue and returns. Lines
-	// are written in batches of whole lines, one write each, as soon as
-	// the goroutine gets to them. Close waits for the queue to drain.
+	// are written in batches of whole lines, one write each (with
+	// O_DIRECT, the whole blocks and then the rest: direct_linux.go), as
+	// soon as the goroutine gets to them. Close waits for the queue to
+	// drain.
 	Async bool
 	// AsyncLimit bounds the bytes queued (default 8 MiB); Tap waits when
 	// it is reached. A longer line is queued alone.
