@@ -102,22 +102,13 @@ func firesAt(f suspectFilter, b []byte, p int) bool {
 // haveSuspectBlocks. It may call fn at more positions (suspect64.go):
 // fn asks the filters itself.
 func suspectScan(b []byte, fn func(q int) bool) bool {
+	width := 32
 	if haveSuspectBlocks64 {
-		return scanBlocks(b, 64, func(b []byte) (int, uint64) { return suspectBlocks64(b, suspect64Tables) }, fn)
+		width = 64
 	}
-	return scanBlocks(b, 32, func(b []byte) (int, uint64) {
-		p, m := suspectBlocks(b)
-		return p, uint64(m)
-	}, fn)
-}
-
-// scanBlocks runs blocks, which looks at b width positions at a time and
-// needs width+2 bytes for a block, over b and calls fn for each position
-// it returns, in order, until fn returns true.
-func scanBlocks(b []byte, width int, blocks func([]byte) (int, uint64), fn func(q int) bool) bool {
 	i := 0
 	for i < len(b) {
-		p, mask := blocks(b[i:])
+		p, mask := blocks(b[i:], width)
 		if mask == 0 {
 			i += p
 			break
@@ -137,7 +128,7 @@ func scanBlocks(b []byte, width int, blocks func([]byte) (int, uint64), fn func(
 	var tail [130]byte
 	copy(tail[:], b[i:])
 	for off := 0; off < 2*width && i+off < len(b); off += width {
-		_, mask := blocks(tail[off : off+width+2])
+		_, mask := blocks(tail[off:off+width+2], width)
 		for ; mask != 0; mask &= mask - 1 {
 			q := i + off + bits.TrailingZeros64(mask)
 			if q >= len(b) {
@@ -149,6 +140,17 @@ func scanBlocks(b []byte, width int, blocks func([]byte) (int, uint64), fn func(
 		}
 	}
 	return false
+}
+
+// blocks is suspectBlocks64 (width 64) or suspectBlocks (32): the first
+// block of b, width positions a block and width+2 bytes, with candidates.
+// A direct call, not a function value, so that b does not escape.
+func blocks(b []byte, width int) (int, uint64) {
+	if width == 64 {
+		return suspectBlocks64(b, suspect64Tables)
+	}
+	p, m := suspectBlocks(b)
+	return p, uint64(m)
 }
 
 // suspect reports whether b may hold a hint of r's patterns or a hiding

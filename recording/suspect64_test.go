@@ -108,3 +108,16 @@ func BenchmarkCheck(b *testing.B) {
 		})
 	}
 }
+
+// TestCheckAllocatesNothing: the pre-filter runs on every agent line; a
+// buffer escaping to the heap there (as a function value would make the
+// tail copy) costs an allocation a line and the GC that follows.
+func TestCheckAllocatesNothing(t *testing.T) {
+	red, _ := NewRedactor(RedactSpec{Builtin: true}, nil)
+	line := []byte(`{"type":"assistant","message":{"content":[{"type":"text","text":"a line of some length, long enough for a block or two of the scan, and a tail"}]}}`)
+	for _, n := range []int{len(line), 70, 40, 10} {
+		if a := testing.AllocsPerRun(100, func() { red.Check(line[:n]) }); a != 0 {
+			t.Errorf("Check of %d bytes: %v allocations", n, a)
+		}
+	}
+}
