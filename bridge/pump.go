@@ -202,7 +202,7 @@ func (s *session) readAgentStdout(ctx context.Context, r io.Reader) {
 		s.lastOutput = time.Now()
 		s.mu.Unlock()
 		more := len(ordered) > 0
-		if c.plain && s.opts.Tap == nil && s.opts.TapChecked == nil {
+		if c.plain && s.opts.Tap == nil && c.checked == nil {
 			s.out.write(c.buf, !more)
 		} else {
 			s.passRuns(ctx, c, !more)
@@ -250,7 +250,7 @@ func (s *session) passRuns(ctx context.Context, c *chunk, flush bool) {
 
 // tapOut taps line i of c, with TapCheck's answer when there is one.
 func (s *session) tapOut(c *chunk, i int) {
-	if c.checked != nil && s.opts.TapChecked != nil {
+	if c.checked != nil { // only with TapChecked
 		s.opts.TapChecked(recording.Out, c.lines[i], c.checked[i])
 		return
 	}

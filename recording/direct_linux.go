@@ -262,9 +262,7 @@ func (df *directFile) advance(b []byte) {
 // staging returns an aligned buffer of n bytes.
 func (df *directFile) staging(n int) []byte {
 	if cap(df.stage) < n {
-		raw := make([]byte, n+dioAlign)
-		skip := int(-uintptr(unsafe.Pointer(&raw[0])) & (dioAlign - 1))
-		df.stage = raw[skip : skip+n : skip+n]
+		df.stage = alignedBuffer(n)
 	}
 	return df.stage[:n]
 }

@@ -19,7 +19,6 @@ type queue struct {
 	items  []qitem
 	buf    []byte
 	lent   int // bytes of the queued lent lines
-	held   int // len(buf) + lent: what the limit bounds
 	closed bool
 	done   chan struct{}
 }
@@ -53,7 +52,7 @@ func newQueue(w *Writer, limit int) *queue {
 
 func (q *queue) put(it qitem, line []byte) {
 	q.mu.Lock()
-	for q.held > 0 && q.held+len(line) > q.limit && !q.closed {
+	for q.held() > 0 && q.held()+len(line) > q.limit && !q.closed {
 		q.cond.Wait()
 	}
 	if q.closed {
@@ -72,7 +71,6 @@ func (q *queue) put(it qitem, line []byte) {
 		it.off, it.n = len(q.buf), len(line)
 		q.buf = append(q.buf, line...)
 	}
-	q.held = len(q.buf) + q.lent
 	q.items = append(q.items, it)
 	if wake {
 		q.cond.Broadcast()
@@ -94,7 +92,7 @@ func (q *queue) run() {
 			q.mu.Unlock()
 			return
 		}
-		if q.held < smallBatch && !q.closed {
+		if q.held() < smallBatch && !q.closed {
 			// Let a burst gather for a moment: one write and one wake-up
 			// for many lines rather than one each.
 			q.mu.Unlock()
@@ -104,7 +102,7 @@ func (q *queue) run() {
 		// Take the whole queue, leave the spare buffers for Tap.
 		items, q.items = q.items, items[:0]
 		buf, q.buf = q.buf, buf[:0]
-		q.lent, q.held = 0, 0
+		q.lent = 0
 		if cap(q.buf) > 2*q.limit {
 			q.buf = make([]byte, 0, q.limit) // a huge line's buffer is not kept
 		}
@@ -132,6 +130,9 @@ func (q *queue) run() {
 		q.w.mu.Unlock()
 	}
 }
+
+// held is what the limit bounds: the bytes queued, copied or lent.
+func (q *queue) held() int { return len(q.buf) + q.lent }
 
 // close makes put a no-op and waits for the queued lines to be written.
 func (q *queue) close() {

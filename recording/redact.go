@@ -257,41 +257,43 @@ func (r *Redactor) lineObject(dir Direction, line []byte, valid, hintFree bool) 
 }
 
 // Check reports whether line holds none of the built-in patterns' hints
-// and no \u or \/ escape: the part of the fast pre-filter that depends on
-// the line alone, not on what the session has shown so far (the account's
-// email and organization). It is safe for concurrent use, so the bridge
-// runs it on the workers that validate the agent's lines, in parallel and
-// ahead of order; the line's turn in order then skips that pass. False
-// means "look closely", always so where the pass cannot decide (user
-// regexes, --redact-path).
+// and no \u or \/ escape: the part of the fast pre-filter (clean) that
+// depends on the line alone, not on what the session has shown so far
+// (the account's email and organization). It is safe for concurrent use,
+// so the bridge runs it on the workers that validate the agent's lines,
+// in parallel and ahead of order; the line's turn in order then skips
+// that pass. False means "look closely", always so where the pass cannot
+// decide (user regexes, --redact-path).
 func (r *Redactor) Check(line []byte) bool {
 	if r == nil || r.empty() {
 		return true
 	}
-	if len(r.spec.Regex) > 0 || r.hints.always != 0 || len(r.paths) > 0 {
-		return false
-	}
-	if haveSuspectBlocks {
-		return !r.suspect(line)
-	}
-	return !hasHidingEscape(line) && r.hints.match(line) == 0
+	return len(r.paths) == 0 && !r.alwaysLooks() && r.hintFree(line)
 }
 
 // clean is the fast pre-filter of Line: true when no secret can be in the
 // line. Without \u or \/ escapes, a secret inside a JSON string shows in
 // the raw bytes as it is (the patterns' characters need no escaping), so
 // a line holding none of the patterns' hints needs no closer look. User
-// regexes could match anything: they always take the slow path.
-//
-// With AVX2, one pass of suspectBlocks (suspect.go) stands for the hint
-// search and the escape search.
-func (r *Redactor) clean(line []byte, hintFree bool) bool {
-	if len(r.spec.Regex) > 0 || r.hints.always != 0 || r.literalIn(line) {
+// regexes could match anything: they always take the slow path. checked
+// says Check already found line hint-free.
+func (r *Redactor) clean(line []byte, checked bool) bool {
+	if r.alwaysLooks() || r.literalIn(line) {
 		return false
 	}
-	if hintFree {
-		return true
-	}
+	return checked || r.hintFree(line)
+}
+
+// alwaysLooks: user regexes, or patterns without hints, must be tried on
+// every line: the pre-filter can clear none.
+func (r *Redactor) alwaysLooks() bool {
+	return len(r.spec.Regex) > 0 || r.hints.always != 0
+}
+
+// hintFree reports whether line holds none of r's hints and no hiding
+// escape: with SIMD, one pass of the block scan (suspect.go) stands for
+// the hint search and the escape search.
+func (r *Redactor) hintFree(line []byte) bool {
 	if haveSuspectBlocks {
 		return !r.suspect(line)
 	}

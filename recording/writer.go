@@ -56,10 +56,8 @@ type Writer struct {
 	direct *directFile  // the O_DIRECT writer under wr, if any
 	batch  int          // the bytes of whole lines handed to one write
 	// With direct, each batch starts with room for the file's last
-	// partial block, pre bytes (handed modulo dioAlign), which the write
-	// goroutine fills in, so that the batch goes to the device from
-	// where it lies.
-	pre      int
+	// partial block (room()), which the write goroutine fills in, so that
+	// the batch goes to the device from where it lies.
 	handed   int64 // the bytes handed to wr so far, the header's included
 	validOut bool
 	closed   bool
@@ -109,10 +107,9 @@ func NewWriter(w io.Writer, h Header, opts WriterOptions) (*Writer, error) {
 			// not the CPU, bound them.
 			out, rw.direct, rw.batch = df, df, directBatch
 			rw.handed = int64(len(line))
-			rw.pre = int(rw.handed % dioAlign)
 		}
 		rw.wr = newAsyncWrites(out)
-		rw.buf = rw.wr.first(rw.pre)
+		rw.buf = rw.wr.first(rw.room())
 		rw.q = newQueue(rw, opts.AsyncLimit)
 	}
 	return rw, nil
@@ -240,7 +237,7 @@ func (w *Writer) process(dir Direction, line []byte, t time.Time, flush, hintFre
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.appendLocked(dir, line, t, obj)
-	if flush || len(w.buf)-w.pre >= w.batch {
+	if flush || len(w.buf)-w.room() >= w.batch {
 		w.flushLocked() // whole lines, at most about w.batch a write
 	}
 	if version != "" && version != w.agentVersion {
@@ -358,17 +355,23 @@ func (w *Writer) appendLocked(dir Direction, line []byte, t time.Time, obj bool)
 	w.buf = append(w.buf, '\n')
 }
 
+// room is the bytes at the start of each batch left for the file's last
+// partial block (direct only).
+func (w *Writer) room() int {
+	if w.direct == nil {
+		return 0
+	}
+	return int(w.handed % dioAlign)
+}
+
 // flushLocked writes the pending whole lines with one write (with Async,
 // hands them to the goroutine that writes).
 func (w *Writer) flushLocked() {
 	if w.wr != nil {
-		if n := len(w.buf) - w.pre; n > 0 {
-			next := w.wr.hand(batch{w.buf, w.pre})
-			if w.direct != nil {
-				w.handed += int64(n)
-				w.pre = int(w.handed % dioAlign)
-			}
-			w.buf = next[:w.pre]
+		if pre := w.room(); len(w.buf) > pre {
+			next := w.wr.hand(batch{w.buf, pre})
+			w.handed += int64(len(w.buf) - pre)
+			w.buf = next[:w.room()]
 		}
 		return
 	}

@@ -101,8 +101,7 @@ row() { # name label
 	vs=""
 	[ "$1" = plain ] || vs=$(pct "$pw" "$w")
 	vf=""
-	case $1 in tofile | record | noredact) vf=$(pct "$fw" "$w") ;; esac
-	[ "$1" = tofile ] && vf=""
+	case $1 in record | noredact) vf=$(pct "$fw" "$w") ;; esac
 	echo "| $2 | ${w} s | $vs | $vf | $(cpu "$work/$1.times") s | $(median "$work/$1.times" 4) KiB |"
 }
 
