@@ -18,7 +18,6 @@ import (
 	"github.com/agentjq/agentjq/internal/fakeagent"
 	"github.com/agentjq/agentjq/internal/syncio"
 	"github.com/agentjq/agentjq/protocol"
-	"github.com/agentjq/agentjq/recording"
 )
 
 func TestMain(m *testing.M) {
@@ -473,7 +472,7 @@ func TestTapSeesEveryLineInOrder(t *testing.T) {
 			var mu sync.Mutex
 			var taps []string // "dir line"
 			r := runFake(t, "capture:"+name, "go\n", func(o *Options) {
-				o.Tap = func(dir recording.Direction, line []byte) {
+				o.Tap = func(dir protocol.Direction, line []byte) {
 					mu.Lock()
 					taps = append(taps, string(dir)+" "+string(line))
 					mu.Unlock()
@@ -491,12 +490,12 @@ func TestTapSeesEveryLineInOrder(t *testing.T) {
 				dir, line, _ := strings.Cut(tp, " ")
 				env, err := protocol.DecodeEnvelope([]byte(line))
 				switch dir {
-				case string(recording.Out):
+				case string(protocol.DirOut):
 					outs = append(outs, line)
 					if err == nil && env.Type == protocol.TypeControlRequest {
 						seen[env.RequestID] = i
 					}
-				case string(recording.In):
+				case string(protocol.DirIn):
 					if err == nil && env.Type == protocol.TypeControlResp {
 						if at, ok := seen[env.ResponseID()]; !ok || at > i {
 							t.Errorf("answer to %s tapped before its request", env.ResponseID())

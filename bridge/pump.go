@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/agentjq/agentjq/protocol"
-	"github.com/agentjq/agentjq/recording"
 )
 
 // The agent's stdout is the hot path: a gigabyte of events must cost little
@@ -34,10 +33,8 @@ type chunk struct {
 	lines [][]byte
 	kinds []lineKind
 	heads []protocol.Head
-	// checked holds TapCheck's answer for each line (nil without it).
-	checked []bool
-	plain   bool // every line is linePlain
-	ready   chan struct{}
+	plain bool // every line is linePlain
+	ready chan struct{}
 }
 
 const (
@@ -57,7 +54,7 @@ var chunkPool = sync.Pool{New: func() any { b := make([]byte, 0, chunkSize); ret
 
 // readChunks reads r into chunks of whole lines, handing each to the
 // workers and, in order, to out. It closes out at the end of r.
-func readChunks(r io.Reader, check func([]byte) bool, work chan<- *chunk, out chan<- *chunk) {
+func readChunks(r io.Reader, work chan<- *chunk, out chan<- *chunk) {
 	defer close(work)
 	defer close(out)
 	var carry []byte // a partial line from the previous read
@@ -106,7 +103,7 @@ func readChunks(r io.Reader, check func([]byte) bool, work chan<- *chunk, out ch
 			if len(c.buf) < smallChunk {
 				// A live session writes a line at a time: classify it
 				// here rather than pay a hand-off to a worker.
-				classify(c, check)
+				classify(c)
 			} else {
 				work <- c
 			}
@@ -122,10 +119,8 @@ func readChunks(r io.Reader, check func([]byte) bool, work chan<- *chunk, out ch
 	}
 }
 
-// classify splits a chunk into lines and finds what each is; with check
-// (Options.TapCheck), it also asks check about each line that will be
-// tapped.
-func classify(c *chunk, check func([]byte) bool) {
+// classify splits a chunk into lines and finds what each is.
+func classify(c *chunk) {
 	c.plain = true
 	rest := c.buf
 	for len(rest) > 0 {
@@ -152,9 +147,6 @@ func classify(c *chunk, check func([]byte) bool) {
 		c.lines = append(c.lines, line)
 		c.kinds = append(c.kinds, kind)
 		c.heads = append(c.heads, head)
-		if check != nil {
-			c.checked = append(c.checked, ok && check(line))
-		}
 	}
 	close(c.ready)
 }
@@ -180,18 +172,14 @@ func routed(h protocol.Head) bool {
 func (s *session) readAgentStdout(ctx context.Context, r io.Reader) {
 	work := make(chan *chunk, chunksAhead)
 	ordered := make(chan *chunk, chunksAhead)
-	var check func([]byte) bool
-	if s.opts.TapCheck != nil && s.opts.TapChecked != nil && s.opts.TapRelease != nil {
-		check = s.opts.TapCheck
-	}
-	go readChunks(r, check, work, ordered)
+	go readChunks(r, work, ordered)
 	var wg sync.WaitGroup
 	for range max(1, runtime.NumCPU()) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for c := range work {
-				classify(c, check)
+				classify(c)
 			}
 		}()
 	}
@@ -202,20 +190,14 @@ func (s *session) readAgentStdout(ctx context.Context, r io.Reader) {
 		s.lastOutput = time.Now()
 		s.mu.Unlock()
 		more := len(ordered) > 0
-		if c.plain && s.opts.Tap == nil && c.checked == nil {
+		if c.plain && s.opts.Tap == nil {
 			s.out.write(c.buf, !more)
 		} else {
 			s.passRuns(ctx, c, !more)
 		}
 		if cap(c.buf) <= keepChunk {
 			b := c.buf[:0]
-			if c.checked != nil {
-				// Its lines were lent to TapChecked: reuse the buffer
-				// once the tap is done with them.
-				s.opts.TapRelease(func() { chunkPool.Put(&b) })
-			} else {
-				chunkPool.Put(&b)
-			}
+			chunkPool.Put(&b)
 		}
 	}
 }
@@ -248,13 +230,9 @@ func (s *session) passRuns(ctx context.Context, c *chunk, flush bool) {
 	}
 }
 
-// tapOut taps line i of c, with TapCheck's answer when there is one.
+// tapOut taps line i of c.
 func (s *session) tapOut(c *chunk, i int) {
-	if c.checked != nil { // only with TapChecked
-		s.opts.TapChecked(recording.Out, c.lines[i], c.checked[i])
-		return
-	}
-	s.tap(recording.Out, c.lines[i])
+	s.tap(protocol.DirOut, c.lines[i])
 }
 
 // agentLine passes line i of c on and acts on it when it must.

@@ -19,7 +19,6 @@ import (
 	"github.com/agentjq/agentjq/approve"
 	"github.com/agentjq/agentjq/internal/syncio"
 	"github.com/agentjq/agentjq/protocol"
-	"github.com/agentjq/agentjq/recording"
 )
 
 // ControlHandler answers one kind of control request from the agent. It
@@ -64,19 +63,9 @@ type Options struct {
 	// started), before the exit event: hosted servers are stopped there.
 	AtEnd []func()
 
-	// Tap sees every line in every direction, in order.
-	Tap func(dir recording.Direction, line []byte)
-	// TapCheck, with TapChecked and TapRelease, looks at each of the
-	// agent's lines on the workers that validate them, in parallel and
-	// ahead of order (it must be safe for concurrent use); TapChecked then
-	// gets the line with the answer, in order, where Tap would have. A
-	// recording's redaction pre-filter runs there, off the recorder's one
-	// goroutine. The lines are lent to TapChecked, not copied: after the
-	// lines of each chunk read, TapRelease gets the function that gives
-	// the chunk's memory back for reuse, to call once it is done with them.
-	TapCheck   func(line []byte) bool
-	TapChecked func(dir recording.Direction, line []byte, ok bool)
-	TapRelease func(release func())
+	// Tap sees every line in every direction, in order. The line is only
+	// lent for the call: a tap that keeps it copies it.
+	Tap func(dir protocol.Direction, line []byte)
 
 	Stdin  io.Reader
 	Stdout io.Writer
@@ -482,7 +471,7 @@ func (s *session) writeAgent(line []byte) error {
 		return errors.New("the agent's stdin is closed")
 	}
 	if s.opts.Tap != nil {
-		s.opts.Tap(recording.In, line)
+		s.opts.Tap(protocol.DirIn, line)
 	}
 	buf := make([]byte, 0, len(line)+1)
 	buf = append(append(buf, line...), '\n')
@@ -617,7 +606,7 @@ func (s *session) control(ctx context.Context, env protocol.Envelope) {
 	}
 }
 
-func (s *session) tap(dir recording.Direction, line []byte) {
+func (s *session) tap(dir protocol.Direction, line []byte) {
 	if s.opts.Tap != nil {
 		s.opts.Tap(dir, line)
 	}
@@ -753,7 +742,7 @@ func (s *session) nonJSON(n int, line []byte) {
 	}
 	msg := fmt.Sprintf("agent stdout:%d: not JSON, not passed on: %s", n, shown)
 	fmt.Fprintf(s.opts.Stderr, "agentjq: %s\n", msg)
-	s.tap(recording.Err, line)
+	s.tap(protocol.DirErr, line)
 	s.warnLine(protocol.WarnNonJSON, msg, n)
 }
 
@@ -768,7 +757,7 @@ func (s *session) readAgentStderr(r io.Reader) {
 			s.mu.Lock()
 			s.stderrTail.Write(line)
 			s.mu.Unlock()
-			s.tap(recording.Err, bytes.TrimSuffix(line, []byte{'\n'}))
+			s.tap(protocol.DirErr, bytes.TrimSuffix(line, []byte{'\n'}))
 		}
 		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
 			return
@@ -779,7 +768,7 @@ func (s *session) readAgentStderr(r io.Reader) {
 // event writes one of agentjq's own events, unless --no-events.
 func (s *session) event(v any) {
 	b := protocol.Marshal(v)
-	s.tap(recording.Event, b)
+	s.tap(protocol.DirEvent, b)
 	if !s.opts.NoEvents {
 		s.out.line(b, true)
 	}

@@ -301,12 +301,11 @@ func TestHangingHookIsAnswered(t *testing.T) {
 	}
 }
 
-// TestRecordRedactsAheadOfOrder: with the built-in redaction only, the
-// bridge's workers run the redaction pre-filter on the agent's lines ahead
-// of order (bridge.Options.TapCheck). The fake agent writes its secrets in
-// one burst after the line that names the account: none reaches the
-// recording, and stdout still gets every line byte for byte.
-func TestRecordRedactsAheadOfOrder(t *testing.T) {
+// TestRecordRedactsBurst: with the built-in redaction only, the fake agent
+// writes its secrets in one burst after the line that names the account:
+// none reaches the recording, and stdout still gets every line byte for
+// byte.
+func TestRecordRedactsBurst(t *testing.T) {
 	ios, out, errb, _ := hostIO(t, "secrets", "")
 	rec := filepath.Join(t.TempDir(), "s.ndjson")
 	if code := Main([]string{"spawn", "--record", rec, "--bin", os.Args[0], "-p", "hi"}, ios); code != 0 {

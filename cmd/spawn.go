@@ -97,9 +97,8 @@ func splitAgentArgs(args []string) ([]string, error) {
 	return args[1:], nil
 }
 
-// A tapper sees every line of a session: a recording (*recording.Writer,
-// which also has the bridge's workers run its redaction pre-filter) or a
-// probe (tapFunc).
+// A tapper sees every line of a session: a recording (*recording.Writer)
+// or a probe (tapFunc).
 type tapper interface {
 	Tap(dir recording.Direction, line []byte)
 }
@@ -108,15 +107,6 @@ type tapper interface {
 type tapFunc func(dir recording.Direction, line []byte)
 
 func (f tapFunc) Tap(dir recording.Direction, line []byte) { f(dir, line) }
-
-// checkingTapper is a tapper that looks at the agent's lines ahead of
-// order (bridge.Options.TapCheck).
-type checkingTapper interface {
-	tapper
-	Check(line []byte) bool
-	TapChecked(dir recording.Direction, line []byte, ok bool)
-	Release(release func())
-}
 
 // runSpawn runs one session; record and spawn --record pass a tap.
 func runSpawn(ctx context.Context, ios *iostreams.IO, f SpawnFlags, agentArgs []string, tap tapper) error {
@@ -138,9 +128,6 @@ func runSpawnWith(ctx context.Context, ios *iostreams.IO, f SpawnFlags, agentArg
 	defer chain.Close()
 	if tap != nil {
 		opts.Tap = tap.Tap
-	}
-	if ct, ok := tap.(checkingTapper); ok {
-		opts.TapCheck, opts.TapChecked, opts.TapRelease = ct.Check, ct.TapChecked, ct.Release
 	}
 	if approver != nil {
 		opts.Approver = approver

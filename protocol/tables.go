@@ -1,21 +1,21 @@
 package protocol
 
-// Direction says who writes a message.
-type Direction string
+// Sender says who writes a message type, for the reference tables.
+type Sender string
 
-// Directions, seen from the agent CLI.
+// Senders, seen from the agent CLI.
 const (
-	FromAgent  Direction = "agent -> client"
-	ToAgent    Direction = "client -> agent"
-	FromAgentq Direction = "agentjq -> stdout"
+	FromAgent  Sender = "agent -> client"
+	ToAgent    Sender = "client -> agent"
+	FromAgentq Sender = "agentjq -> stdout"
 )
 
 // TypeDoc documents one message type.
 type TypeDoc struct {
-	Type      string
-	Direction Direction
-	Summary   string
-	Subtypes  []SubtypeDoc
+	Type     string
+	Sender   Sender
+	Summary  string
+	Subtypes []SubtypeDoc
 }
 
 // SubtypeDoc documents one subtype of a message or control request.

@@ -137,11 +137,11 @@ func TestTablesMatchCode(t *testing.T) {
 			continue
 		}
 		want := AgentRequests
-		if td.Direction == ToAgent {
+		if td.Sender == ToAgent {
 			want = ClientRequests
 		}
 		if len(td.Subtypes) != len(want) {
-			t.Errorf("control_request (%s) lists %d subtypes, the table %d", td.Direction, len(td.Subtypes), len(want))
+			t.Errorf("control_request (%s) lists %d subtypes, the table %d", td.Sender, len(td.Subtypes), len(want))
 		}
 	}
 }

@@ -21,21 +21,23 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/agentjq/agentjq/protocol"
 )
 
 // FormatVersion is the version written in every header.
 const FormatVersion = 1
 
-// Direction says where a recorded line travelled.
-type Direction string
+// Direction says where a recorded line travelled (protocol.Direction).
+type Direction = protocol.Direction
 
-// Directions.
+// Directions, as the recording package names them.
 const (
-	In    Direction = "in"    // written to the agent's stdin
-	Out   Direction = "out"   // written by the agent on stdout
-	Err   Direction = "err"   // a line of the agent's stderr (text)
-	Event Direction = "event" // one of agentjq's own events
-	Meta  Direction = "meta"  // facts learnt mid-session (agent_version)
+	In    = protocol.DirIn
+	Out   = protocol.DirOut
+	Err   = protocol.DirErr
+	Event = protocol.DirEvent
+	Meta  = protocol.DirMeta
 )
 
 // Header is the first line of a recording.

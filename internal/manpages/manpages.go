@@ -467,7 +467,7 @@ func protocolPage() *roff.Page {
 	p.Para("Agent CLI versions checked: " + strings.Join(protocol.CheckedVersions, ", ") + ". Another version gets a version_drift warning event.")
 	p.Section("MESSAGE TYPES")
 	for _, t := range protocol.MessageTypes {
-		p.Subsection(t.Type + " (" + string(t.Direction) + ")")
+		p.Subsection(t.Type + " (" + string(t.Sender) + ")")
 		p.Para(t.Summary)
 		if len(t.Subtypes) == 0 {
 			continue

@@ -12,8 +12,8 @@ import (
 func TestProtocolPageCoversTables(t *testing.T) {
 	page := roff.Text(protocolPage().String(), 10000)
 	for _, td := range protocol.MessageTypes {
-		if !strings.Contains(page, td.Type+" ("+string(td.Direction)+")") {
-			t.Errorf("no subsection for %s (%s)", td.Type, td.Direction)
+		if !strings.Contains(page, td.Type+" ("+string(td.Sender)+")") {
+			t.Errorf("no subsection for %s (%s)", td.Type, td.Sender)
 		}
 		for _, s := range td.Subtypes {
 			if !strings.Contains(page, "\n       "+s.Name+"\n") && !strings.Contains(page, "\n       "+s.Name+" ") {
