@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentjq/agentjq/approve"
+	"github.com/agentjq/agentjq/internal/proc"
 	"github.com/agentjq/agentjq/internal/syncio"
 	"github.com/agentjq/agentjq/protocol"
 )
@@ -97,7 +97,7 @@ func (e *StartError) ExitCode() int { return protocol.ExitNotFound }
 // session is one run of the agent.
 type session struct {
 	opts Options
-	cmd  *exec.Cmd
+	cmd  *proc.Cmd
 	pid  int
 
 	stdinMu sync.Mutex
@@ -170,12 +170,12 @@ func (s *session) run(ctx context.Context) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	growPipe(stdoutR)
+	proc.GrowPipe(stdoutR)
 	stderrR, stderrW, err := os.Pipe()
 	if err != nil {
 		return Report{}, err
 	}
-	cmd := exec.Command(s.opts.Path, s.opts.Args...)
+	cmd := proc.Command(s.opts.Path, s.opts.Args...)
 	cmd.Dir = s.opts.Dir
 	cmd.Env = s.opts.Env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
@@ -183,7 +183,6 @@ func (s *session) run(ctx context.Context) (Report, error) {
 	// grandchild holding stdout is handled by the reader's own deadline
 	// below. WaitDelay still bounds Wait should that ever change.
 	cmd.WaitDelay = s.opts.Grace
-	ownProcessGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		for _, f := range []*os.File{stdinR, stdinW, stdoutR, stdoutW, stderrR, stderrW} {
 			f.Close()
@@ -194,7 +193,7 @@ func (s *session) run(ctx context.Context) (Report, error) {
 	stdinR.Close()
 	stdoutW.Close()
 	stderrW.Close()
-	s.cmd, s.pid, s.stdin = cmd, cmd.Process.Pid, stdinW
+	s.cmd, s.pid, s.stdin = cmd, cmd.Pid(), stdinW
 	s.lastOutput = time.Now()
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -232,7 +231,7 @@ func (s *session) run(ctx context.Context) (Report, error) {
 		stdoutR.Close()
 		<-stdoutDone
 	}
-	signalGroup(s.pid, sigKILL)
+	s.cmd.Kill()
 	select {
 	case <-stderrDone:
 	case <-time.After(s.opts.Grace):
@@ -392,9 +391,9 @@ func (s *session) escalate(sd *shutdown, stage int) *shutdown {
 		s.closeStdin()
 	case stageTerm:
 		s.closeStdin()
-		signalGroup(s.pid, sigTERM)
+		s.cmd.Signal(syscall.SIGTERM)
 	default:
-		signalGroup(s.pid, sigKILL)
+		s.cmd.Kill()
 		stage = stageKill
 	}
 	return s.startShutdown(stage)

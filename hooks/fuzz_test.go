@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentjq/agentjq/internal/shellcmd"
+	"github.com/agentjq/agentjq/internal/proc"
 )
 
 func FuzzParseHook(f *testing.F) {
@@ -34,7 +34,7 @@ func FuzzOutput(f *testing.F) {
 	f.Add("Stop", []byte("{}{}"), []byte(""), 2)
 	f.Add("PermissionRequest", []byte("\xff"), []byte("\xff\"\\"), 2)
 	f.Fuzz(func(t *testing.T, event string, stdout, stderr []byte, code int) {
-		out, _ := Output(event, shellcmd.Result{Stdout: stdout, Stderr: stderr, ExitCode: code})
+		out, _ := Output(event, proc.Result{Stdout: stdout, Stderr: stderr, ExitCode: code})
 		var m map[string]any
 		if err := json.Unmarshal(out, &m); err != nil {
 			t.Errorf("not a JSON object: %s", out)

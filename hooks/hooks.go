@@ -27,7 +27,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentjq/agentjq/internal/shellcmd"
+	"github.com/agentjq/agentjq/internal/proc"
 	"github.com/agentjq/agentjq/protocol"
 )
 
@@ -138,7 +138,7 @@ func (r *Runner) Handle(ctx context.Context, _ string, request json.RawMessage) 
 // Run runs hook h with input (the hook input JSON) and returns its output.
 func (r *Runner) Run(ctx context.Context, h Hook, input json.RawMessage) json.RawMessage {
 	event := eventOf(input, h.Event)
-	res := shellcmd.Run(ctx, shellcmd.Spec{
+	res := proc.Run(ctx, proc.Spec{
 		Command: h.Command, Dir: r.Dir, Env: r.env(event),
 		Stdin: append(bytes.TrimSpace(input), '\n'), Timeout: r.timeout(),
 	})
@@ -180,7 +180,7 @@ func eventOf(input json.RawMessage, registered string) string {
 // Output turns a hook command's result into hook output for event, with
 // Claude Code's command-hook semantics. problem, when not empty, says why
 // the hook did not give an answer of its own (a failure or a timeout).
-func Output(event string, res shellcmd.Result) (out json.RawMessage, problem string) {
+func Output(event string, res proc.Result) (out json.RawMessage, problem string) {
 	switch {
 	case res.Err != nil:
 		problem = "could not run: " + res.Err.Error()

@@ -8,17 +8,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"sync"
 	"time"
 
-	"github.com/agentjq/agentjq/internal/shellcmd"
+	"github.com/agentjq/agentjq/internal/proc"
 )
 
 // Relay hosts a stdio MCP server process: agentjq starts Command (via
-// sh -c, in a process group of its own) at the first message, passes the
+// sh -c, run by internal/proc) at the first message, passes the
 // agent's messages to its stdin, one per line, and routes the responses on
-// its stdout back by id. Close ends the whole process group.
+// its stdout back by id. Close ends the server and
+// everything it started.
 //
 // Messages the server starts itself are not passed to the agent: a request
 // (sampling, roots, elicitation) is answered "method not found", a
@@ -38,7 +38,7 @@ type Relay struct {
 	mu      sync.Mutex
 	started bool
 	closed  bool
-	cmd     *exec.Cmd
+	cmd     *proc.Cmd
 	pid     int
 	stdin   io.WriteCloser
 	waiters map[string]chan json.RawMessage
@@ -117,7 +117,7 @@ func (r *Relay) start() error {
 	r.waiters = map[string]chan json.RawMessage{}
 	r.dead = make(chan struct{})
 	r.exited = make(chan struct{})
-	cmd := shellcmd.Command(r.Command)
+	cmd := proc.Shell(r.Command)
 	cmd.Dir, cmd.Env = r.Dir, r.Env
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -142,7 +142,7 @@ func (r *Relay) start() error {
 		close(r.exited)
 		return err
 	}
-	r.cmd, r.pid, r.stdin = cmd, cmd.Process.Pid, stdin
+	r.cmd, r.pid, r.stdin = cmd, cmd.Pid(), stdin
 	var readers sync.WaitGroup
 	readers.Add(2)
 	go func() { defer readers.Done(); r.readStdout(stdout) }()
@@ -156,7 +156,13 @@ func (r *Relay) start() error {
 	return nil
 }
 
-// PID is the server's process id (its process group's), 0 before it
+// MaxServerLine caps one line of an MCP server's stdout: a longer one is
+// dropped with a report (its request then gets no answer from the server
+// and fails when the server ends or the agent gives up), so a server can
+// never grow agentjq's memory without bound.
+const MaxServerLine = 64 << 20
+
+// PID is the server's process id, 0 before it
 // started.
 func (r *Relay) PID() int {
 	r.mu.Lock()
@@ -180,7 +186,11 @@ func (r *Relay) readStdout(stdout io.Reader) {
 	defer close(r.dead)
 	br := bufio.NewReaderSize(stdout, 64<<10)
 	for {
-		line, err := br.ReadBytes('\n')
+		line, err := proc.ReadLine(br, MaxServerLine)
+		if errors.Is(err, proc.ErrLineTooLong) {
+			r.report("a stdout line %v, dropped", err)
+			continue
+		}
 		if t := bytes.TrimSpace(line); len(t) > 0 {
 			r.fromServer(t)
 		}
@@ -215,7 +225,10 @@ func (r *Relay) fromServer(line []byte) {
 func (r *Relay) readStderr(stderr io.Reader) {
 	br := bufio.NewReaderSize(stderr, 16<<10)
 	for {
-		line, err := br.ReadBytes('\n')
+		line, err := proc.ReadLine(br, 64<<10)
+		if errors.Is(err, proc.ErrLineTooLong) {
+			line, err = []byte("[a stderr line over 64 KiB, dropped]\n"), nil
+		}
 		if len(line) > 0 {
 			r.mu.Lock()
 			r.tail.Write(line)
@@ -255,11 +268,11 @@ func (r *Relay) deadMessage(err error) string {
 }
 
 // Close closes the server's stdin, gives it Grace to exit, then kills its
-// process group; it returns once the server has been reaped (bounded).
+// tree (internal/proc); it returns once the server has been reaped (bounded).
 func (r *Relay) Close() error {
 	r.mu.Lock()
 	r.closed = true
-	started, pid, stdin, exited := r.started && r.cmd != nil, r.pid, r.stdin, r.exited
+	started, cmd, pid, stdin, exited := r.started && r.cmd != nil, r.cmd, r.pid, r.stdin, r.exited
 	r.mu.Unlock()
 	if !started {
 		return nil
@@ -276,7 +289,7 @@ func (r *Relay) Close() error {
 	case <-time.After(grace):
 	}
 	// Whether or not it exited, nothing it started may stay behind.
-	shellcmd.KillGroup(pid)
+	cmd.Kill()
 	select {
 	case <-exited:
 		return nil

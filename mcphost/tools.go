@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentjq/agentjq/internal/shellcmd"
+	"github.com/agentjq/agentjq/internal/proc"
 )
 
 // ProtocolVersion is the MCP version a ToolServer speaks when the agent
@@ -197,7 +197,7 @@ func (s *ToolServer) call(ctx context.Context, id json.RawMessage, params json.R
 		env = append(env, "AGENTJQ_TOOL_USE_ID="+p.Meta.ToolUseID)
 	}
 	env = append(env, ArgEnv(args)...)
-	res := shellcmd.Run(ctx, shellcmd.Spec{
+	res := proc.Run(ctx, proc.Spec{
 		Command: tool.Command, Dir: s.Dir, Env: env,
 		Stdin: append(slices.Clone(args), '\n'), Timeout: timeout,
 	})
@@ -205,7 +205,7 @@ func (s *ToolServer) call(ctx context.Context, id json.RawMessage, params json.R
 }
 
 // toolResult turns a command's result into an MCP tool result.
-func toolResult(res shellcmd.Result, timeout time.Duration) callResult {
+func toolResult(res proc.Result, timeout time.Duration) callResult {
 	text := func(s string) []textContent { return []textContent{{"text", s}} }
 	switch {
 	case res.Err != nil:

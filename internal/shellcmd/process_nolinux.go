@@ -1,7 +1,0 @@
-//go:build unix && !linux
-
-package shellcmd
-
-import "syscall"
-
-func setPdeathsig(*syscall.SysProcAttr) {}
