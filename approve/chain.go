@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentjq/agentjq/internal/proc"
 	"github.com/agentjq/agentjq/protocol"
 )
 
@@ -33,8 +34,10 @@ type ChainOptions struct {
 	Cwd string
 	// Home expands "~/" in path rules.
 	Home string
-	// Env is the approver's environment (nil: agentjq's own).
-	Env []string
+	// Env is the approver's environment (nil: agentjq's own), without the
+	// agent's credentials (proc.AgentCredentials) unless PassCredentials.
+	Env             []string
+	PassCredentials bool
 	// Stderr receives policy runtime errors and the approver's stderr.
 	Stderr io.Writer
 	// ReadFile reads policy files (default os.ReadFile).
@@ -96,7 +99,14 @@ func NewChain(opts ChainOptions) (*Chain, error) {
 		c.rules = NewRuleSet(files, opts.Home)
 	}
 	if opts.Approver != "" {
-		ap := ApproverOptions{Command: opts.Approver, Dir: opts.Cwd, Env: opts.Env, Stderr: opts.Stderr, Timeout: opts.ApproverTimeout}
+		env := opts.Env
+		if !opts.PassCredentials {
+			if env == nil {
+				env = os.Environ()
+			}
+			env = proc.WithoutAgentCredentials(env)
+		}
+		ap := ApproverOptions{Command: opts.Approver, Dir: opts.Cwd, Env: env, Stderr: opts.Stderr, Timeout: opts.ApproverTimeout}
 		switch opts.ApproverFormat {
 		case "", "control":
 			cp := NewCoProcess(ap)

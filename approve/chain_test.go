@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -163,12 +166,15 @@ func TestCoProcessCrashGarbageTimeout(t *testing.T) {
 	cp := NewCoProcess(ApproverOptions{Command: "./testdata/crash-approver.sh", Stderr: &syncio.Writer{W: &stderr}})
 	defer cp.Close()
 	ctx := context.Background()
-	want := []string{"cannot read", "exited", "cannot read", "exited", "crashed again"}
+	want := []string{"exited", "exited", "crashed again"}
 	for i, w := range want {
 		v, _ := cp.Decide(ctx, bashReq("git status"))
 		if v.Behavior != protocol.Deny || !strings.Contains(v.Message, w) {
 			t.Errorf("request %d: %+v, want a deny saying %q", i, v, w)
 		}
+	}
+	if !strings.Contains(stderr.String(), "ignored a line that names no request") {
+		t.Errorf("garbage not reported: %s", stderr.String())
 	}
 
 	slow := NewCoProcess(ApproverOptions{Command: "./testdata/slow-approver.sh", Timeout: 200 * time.Millisecond})
@@ -182,6 +188,90 @@ func TestCoProcessCrashGarbageTimeout(t *testing.T) {
 	time.AfterFunc(100*time.Millisecond, cancel)
 	if _, err := slow.Decide(cctx, bashReq("x")); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancel: %v", err)
+	}
+}
+
+// Answers are matched by request_id: a stray line, an answer without
+// request_id and a second answer are reported and never count, not even
+// for the next request.
+func TestCoProcessMatchesByRequestID(t *testing.T) {
+	var stderr bytes.Buffer
+	cp := NewCoProcess(ApproverOptions{Command: "./testdata/stray-approver.sh", Stderr: &syncio.Writer{W: &stderr}, Timeout: 5 * time.Second})
+	defer cp.Close()
+	for i := 0; i < 4; i++ {
+		req := bashReq("git status")
+		req.RequestID = fmt.Sprintf("req-%d", i)
+		v, err := cp.Decide(context.Background(), req)
+		if err != nil || v.Behavior != protocol.Deny || v.Message != "no from "+req.RequestID {
+			t.Errorf("%s: %+v %v, want the deny for this request", req.RequestID, v, err)
+		}
+	}
+	for _, w := range []string{`request "other-req-0"`, "without request_id", `request "req-0", which is not waiting`} {
+		if !strings.Contains(stderr.String(), w) {
+			t.Errorf("stderr lacks %q: %s", w, stderr.String())
+		}
+	}
+}
+
+// Requests reach the approver one at a time in the order Decide was
+// called.
+func TestCoProcessKeepsOrder(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "seen")
+	cp := NewCoProcess(ApproverOptions{Command: `while IFS= read -r line; do id=$(printf '%s' "$line" | sed -n 's/.*"request_id":"\([^"]*\)".*/\1/p'); echo "$id" >> ` + log + `; sleep 0.05; printf '{"request_id":"%s","behavior":"allow"}\n' "$id"; done`, Stderr: io.Discard})
+	defer cp.Close()
+	var wg sync.WaitGroup
+	var want []string
+	for i := 0; i < 6; i++ {
+		req := bashReq("x")
+		req.RequestID = fmt.Sprintf("r%d", i)
+		want = append(want, req.RequestID)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if v, _ := cp.Decide(context.Background(), req); v.Behavior != protocol.Allow {
+				t.Errorf("%s: %+v", req.RequestID, v)
+			}
+		}()
+		time.Sleep(15 * time.Millisecond) // each call starts after the previous one queued
+	}
+	wg.Wait()
+	got, _ := os.ReadFile(log)
+	if strings.Join(strings.Fields(string(got)), " ") != strings.Join(want, " ") {
+		t.Errorf("the approver saw %q, want %q", got, want)
+	}
+}
+
+// A line without a newline is capped: the request is denied with a clear
+// error and agentjq's memory stays bounded.
+func TestCoProcessLineCap(t *testing.T) {
+	var stderr bytes.Buffer
+	cp := NewCoProcess(ApproverOptions{Command: `read -r line; head -c 40000000 /dev/zero | tr '\0' x; sleep 30`, Stderr: &syncio.Writer{W: &stderr}})
+	defer cp.Close()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	v, _ := cp.Decide(context.Background(), bashReq("x"))
+	if v.Behavior != protocol.Deny || !strings.Contains(v.Message, "over 16 MiB") {
+		t.Errorf("%+v", v)
+	}
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	if grew := int64(after.TotalAlloc - before.TotalAlloc); grew > 3*MaxApproverLine {
+		t.Errorf("allocated %d MiB for one capped line", grew>>20)
+	}
+}
+
+func TestHookApproverOutputCap(t *testing.T) {
+	h := NewHook(ApproverOptions{Command: `cat >/dev/null; head -c 100000000 /dev/zero`, Stderr: io.Discard})
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	v, _ := h.Decide(context.Background(), bashReq("x"))
+	if v.Behavior != protocol.Deny || !strings.Contains(v.Message, "more than 16 MiB") {
+		t.Errorf("%+v", v)
+	}
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	if grew := int64(after.TotalAlloc - before.TotalAlloc); grew > 3*MaxHookOutput {
+		t.Errorf("allocated %d MiB for 100 MB of hook output", grew>>20)
 	}
 }
 

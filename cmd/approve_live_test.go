@@ -60,7 +60,7 @@ func TestLiveJQPolicyRewritesCommand(t *testing.T) {
 
 func TestLiveApproverCoProcess(t *testing.T) {
 	// A co-process that allows everything with a bare decision object.
-	approver := writePolicy(t, "approver.sh", "#!/bin/sh\nwhile read -r line; do echo '{\"behavior\":\"allow\"}'; done\n")
+	approver := writePolicy(t, "approver.sh", "#!/bin/sh\nwhile read -r line; do id=$(printf %s \"$line\" | sed -n 's/.*\"request_id\":\"\\([^\"]*\\)\".*/\\1/p'); printf '{\"request_id\":\"%s\",\"behavior\":\"allow\"}\\n' \"$id\"; done\n")
 	os.Chmod(approver, 0o755)
 	r := spawnLive(t, "", "--approver", approver, "-p", "please WRITE banana")
 	if r.code != 0 {

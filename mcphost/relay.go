@@ -189,6 +189,9 @@ func (r *Relay) readStdout(stdout io.Reader) {
 		line, err := proc.ReadLine(br, MaxServerLine)
 		if errors.Is(err, proc.ErrLineTooLong) {
 			r.report("a stdout line %v, dropped", err)
+			if proc.SkipLine(br) != nil {
+				return
+			}
 			continue
 		}
 		if t := bytes.TrimSpace(line); len(t) > 0 {
@@ -227,7 +230,7 @@ func (r *Relay) readStderr(stderr io.Reader) {
 	for {
 		line, err := proc.ReadLine(br, 64<<10)
 		if errors.Is(err, proc.ErrLineTooLong) {
-			line, err = []byte("[a stderr line over 64 KiB, dropped]\n"), nil
+			line, err = []byte("[a stderr line over 64 KiB, dropped]\n"), proc.SkipLine(br)
 		}
 		if len(line) > 0 {
 			r.mu.Lock()

@@ -1,6 +1,5 @@
 #!/bin/sh
-# Answers one request with garbage, then exits.
+# Writes garbage (ignored: it names no request), then exits.
 read -r line
 echo "not json"
-read -r line
 exit 3

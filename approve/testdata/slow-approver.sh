@@ -1,2 +1,6 @@
 #!/bin/sh
-while IFS= read -r line; do sleep 5; echo '{"behavior":"allow"}'; done
+while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed -n 's/.*"request_id":"\([^"]*\)".*/\1/p')
+  sleep 5
+  printf '{"request_id":"%s","behavior":"allow"}\n' "$id"
+done

@@ -1,7 +1,0 @@
-//go:build !unix
-
-package approve
-
-import "os/exec"
-
-func setProcessGroup(*exec.Cmd) {}
