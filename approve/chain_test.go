@@ -394,3 +394,27 @@ func TestTestStreamAndExpect(t *testing.T) {
 }
 
 func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
+
+// An approver does not inherit the agent's credentials unless
+// PassCredentials.
+func TestApproverGetsNoCredentials(t *testing.T) {
+	for _, pass := range []bool{false, true} {
+		envFile := filepath.Join(t.TempDir(), "env")
+		c, err := NewChain(ChainOptions{Approver: "env > " + envFile + "; exit 0", ApproverFormat: "hook", Stderr: io.Discard,
+			Env: append(os.Environ(), "ANTHROPIC_API_KEY=sk-ant-secret-xyz", "AWS_SESSION_TOKEN=aws-xyz"), PassCredentials: pass})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Decide(context.Background(), bashReq("x"))
+		c.Close()
+		env, err := os.ReadFile(envFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, secret := range []string{"sk-ant-secret-xyz", "aws-xyz"} {
+			if got := strings.Contains(string(env), secret); got != pass {
+				t.Errorf("PassCredentials %v: approver env holds %s: %v", pass, secret, got)
+			}
+		}
+	}
+}

@@ -46,6 +46,7 @@ type ApproveAnswerCmd struct {
 	Approver        string        `placeholder:"CMD" help:"Ask this approver command for what the policies leave open."`
 	ApproverFormat  string        `enum:"control,hook" default:"control" help:"How the approver speaks: control or hook."`
 	ApprovalTimeout time.Duration `default:"1m" help:"Deny a request not decided within this long."`
+	PassCredentials bool          `name:"pass-credentials" help:"Let the approver inherit the agent's credentials (ANTHROPIC_API_KEY, AWS_*, ...); by default they are removed from its environment."`
 }
 
 // Run runs approve.
@@ -54,7 +55,7 @@ func (c *ApproveAnswerCmd) Run(ctx context.Context, ios *iostreams.IO) error {
 	if err != nil {
 		return err
 	}
-	opts.Approver, opts.ApproverFormat = c.Approver, c.ApproverFormat
+	opts.Approver, opts.ApproverFormat, opts.PassCredentials = c.Approver, c.ApproverFormat, c.PassCredentials
 	chain, err := approve.NewChain(opts)
 	if err != nil {
 		return err

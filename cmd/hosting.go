@@ -9,6 +9,7 @@ import (
 	"github.com/agentjq/agentjq/bridge"
 	"github.com/agentjq/agentjq/hooks"
 	"github.com/agentjq/agentjq/internal/buildinfo"
+	"github.com/agentjq/agentjq/internal/proc"
 	"github.com/agentjq/agentjq/iostreams"
 	"github.com/agentjq/agentjq/mcphost"
 	"github.com/agentjq/agentjq/protocol"
@@ -28,6 +29,17 @@ type HostFlags struct {
 
 	Hook        []string      `name:"hook" sep:"none" placeholder:"EVENT[:MATCHER]=CMD" help:"Run CMD as a hook for EVENT (PreToolUse, PostToolUse, UserPromptSubmit, Stop, ...), optionally only for tools matching MATCHER; repeatable. CMD gets the hook input JSON on stdin, with Claude Code's command-hook semantics: JSON on stdout is the answer; exit 2 blocks (PreToolUse: denies the call) with stderr as the reason; other statuses are non-blocking errors. claude 2.1.328 calls no SessionStart or SessionEnd hook registered this way. Example: --hook 'PreToolUse:Bash=./guard.sh'."`
 	HookTimeout time.Duration `name:"hook-timeout" default:"60s" help:"Kill a hook command after this long and answer for it (no opinion)."`
+
+	PassCredentials bool `name:"pass-credentials" help:"Let hook and tool commands, MCP servers and approvers inherit the agent's credentials (ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, CLAUDE_CODE_OAUTH_TOKEN, AWS_*, ...); by default only the agent gets them."`
+}
+
+// hostedEnv is the environment of the commands a session hosts: the
+// agent's, without its credentials unless --pass-credentials.
+func (f HostFlags) hostedEnv(env []string) []string {
+	if f.PassCredentials {
+		return env
+	}
+	return proc.WithoutAgentCredentials(env)
 }
 
 // hosting reports whether any flag needs the control channel held open.
@@ -47,6 +59,7 @@ func applyHostFlags(ios *iostreams.IO, f HostFlags, opts *bridge.Options) error 
 	}
 
 	host := &mcphost.Host{}
+	env := f.hostedEnv(opts.Env)
 	tools, err := toolsFromFlags(f)
 	if err != nil {
 		return err
@@ -54,7 +67,7 @@ func applyHostFlags(ios *iostreams.IO, f HostFlags, opts *bridge.Options) error 
 	if len(tools) > 0 {
 		if err := host.Add("agentjq", &mcphost.ToolServer{
 			Name: "agentjq", Version: buildinfo.Version(), Tools: tools,
-			Timeout: f.MCPToolTimeout, Dir: opts.Dir, Env: opts.Env,
+			Timeout: f.MCPToolTimeout, Dir: opts.Dir, Env: env,
 		}); err != nil {
 			return usageError("--mcp-tool: %v", err)
 		}
@@ -64,7 +77,7 @@ func applyHostFlags(ios *iostreams.IO, f HostFlags, opts *bridge.Options) error 
 		if err != nil {
 			return err
 		}
-		relay := &mcphost.Relay{Name: name, Command: command, Dir: opts.Dir, Env: opts.Env, Stderr: ios.Err}
+		relay := &mcphost.Relay{Name: name, Command: command, Dir: opts.Dir, Env: env, Stderr: ios.Err}
 		if err := host.Add(name, relay); err != nil {
 			if name == "agentjq" && len(tools) > 0 {
 				return usageError("--mcp-server %s: the name agentjq is taken by the --mcp-tool tools", name)
@@ -73,7 +86,7 @@ func applyHostFlags(ios *iostreams.IO, f HostFlags, opts *bridge.Options) error 
 		}
 	}
 
-	runner := &hooks.Runner{Timeout: f.HookTimeout, Dir: opts.Dir, Env: opts.Env, Stderr: ios.Err}
+	runner := &hooks.Runner{Timeout: f.HookTimeout, Dir: opts.Dir, Env: env, Stderr: ios.Err}
 	for _, spec := range f.Hook {
 		h, err := hooks.ParseHook(spec)
 		if err != nil {

@@ -397,3 +397,32 @@ func TestRecordSurvivesSIGKILL(t *testing.T) {
 		}
 	}
 }
+
+// Hook commands do not inherit the agent's credentials unless
+// --pass-credentials; the agent itself always does.
+func TestHostedCommandsGetNoCredentials(t *testing.T) {
+	for _, pass := range []bool{false, true} {
+		ios, _, errb, _ := hostIO(t, "capture:hook-callback", "go\n")
+		ios.Environ = append(ios.Environ, "ANTHROPIC_API_KEY=sk-ant-secret-xyz", "AWS_SECRET_ACCESS_KEY=aws-secret-xyz", "CLAUDE_CODE_OAUTH_TOKEN=oauth-xyz")
+		envFile := filepath.Join(t.TempDir(), "env")
+		args := []string{"spawn", "--bin", os.Args[0], "--hook", "PreToolUse:Bash=env > " + envFile}
+		if pass {
+			args = append(args, "--pass-credentials")
+		}
+		if code := Main(args, ios); code != 0 {
+			t.Fatalf("exit %d\nstderr: %s", code, errb)
+		}
+		env, err := os.ReadFile(envFile)
+		if err != nil {
+			t.Fatalf("the hook did not run: %v", err)
+		}
+		for _, secret := range []string{"sk-ant-secret-xyz", "aws-secret-xyz", "oauth-xyz"} {
+			if got := strings.Contains(string(env), secret); got != pass {
+				t.Errorf("pass-credentials %v: hook env holds %s: %v", pass, secret, got)
+			}
+		}
+		if !strings.Contains(string(env), "PATH=") {
+			t.Errorf("the hook lost its ordinary environment")
+		}
+	}
+}

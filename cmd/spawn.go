@@ -266,6 +266,8 @@ func approvalChain(ios *iostreams.IO, f SpawnFlags, cwd string) (*approve.Chain,
 		Home:           ios.Getenv("HOME"),
 		Env:            ios.Environ,
 		Stderr:         ios.Err,
+		// --pass-credentials: see HostFlags.
+		PassCredentials: f.PassCredentials,
 	})
 }
 
