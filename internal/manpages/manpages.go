@@ -391,6 +391,9 @@ func commandPage(n *kong.Node, exits []ExitRow) *roff.Page {
 	for _, r := range exits {
 		p.Item(roff.Bold(r.Code), r.Meaning)
 	}
+	if processPages[name] {
+		processes(p)
+	}
 	if env := pageEnv[name]; len(env) > 0 {
 		p.Section("ENVIRONMENT")
 		envItems(p, env...)

@@ -116,18 +116,27 @@ examples/policies/dry-run.jq.
 
 The approver is a command run with sh -c once, as a co-process. For each
 request it gets one line on stdin: the agent's control_request, as it came.
-It writes one line back, either a control_response for that request_id:
+It writes one line back naming the same request_id, either a
+control_response:
 
     {"type":"control_response","response":{"subtype":"success","request_id":"ID","response":{"behavior":"allow","updatedInput":{...}}}}
 
-or a bare decision:
+or a bare decision with a request_id member:
 
-    {"behavior":"deny","message":"not on a Friday"}
+    {"request_id":"ID","behavior":"deny","message":"not on a Friday"}
 
-Requests are sent one at a time. A line for a request already given up on is
-dropped. A crash, a line that is not a decision, or no answer within the
-approval timeout denies; a crashed approver is restarted once. **agentjq
-approve** itself speaks this protocol, so it can be spawn's approver.
+Requests are sent one at a time, in the order agentjq asks. An answer counts
+only for the request whose request_id it names: a line for another request, a
+second answer, a line without request_id and a line that is not JSON are
+reported on stderr and ignored, so none of them can answer a later request.
+An answer for the request that is not a decision, a crash, a line over 16 MiB
+or no answer within the approval timeout denies; a crashed approver is
+restarted once. **agentjq approve** itself speaks this protocol, so it can be
+spawn's approver.
+
+Approvers run as agentjq-spawn(1) PROCESSES says: their whole process tree
+ends with them, and they do not get the agent's credentials unless
+--pass-credentials.
 
 # HOOK PROTOCOL (--approver-format hook)
 
@@ -140,7 +149,8 @@ request. Stdin: the hook input:
 Stdout: hook output, whose **hookSpecificOutput.permissionDecision** (allow,
 deny, ask), **permissionDecisionReason** and **updatedInput** answer. Exit
 status 2 denies with stderr as the message. Empty output is no opinion;
-anything else that is not a decision denies. See examples/policies/hook.sh.
+anything else that is not a decision denies, and so does stdout over 16 MiB.
+See examples/policies/hook.sh.
 
 # EXAMPLES
 
