@@ -119,6 +119,7 @@ func reap(path string, argv []string) int {
 	// reach the reaper too: they are the command's to handle. (Handled,
 	// not ignored: an ignored signal would stay ignored in the command.)
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	signal.Notify(childEvents, syscall.SIGCHLD)
 	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
 		fmt.Fprintf(os.Stderr, "agentjq: reaper: PR_SET_CHILD_SUBREAPER: %v\n", errno)
 	}
@@ -146,46 +147,49 @@ func reap(path string, argv []string) int {
 
 	letGo := make(chan struct{})
 	go func() { _, _ = io.Copy(io.Discard, ctl); close(letGo) }()
-	reaped := make(chan exited, 16)
-	go waitAll(reaped)
 
-	var status syscall.WaitStatus
-	done := false
-	for !done {
+	r := &reaper{cmd: pid, childEvents: childEvents}
+	for !r.cmdDone {
 		select {
-		case e := <-reaped:
-			if e.pid == pid {
-				status, done = e.status, true
-			}
+		case <-r.childEvents:
+			r.reapReady()
 		case <-letGo:
-			done = true
+			r.endTree()
+			return exitAs(r.status)
 		}
 	}
-	if st, ok := endTree(pid, reaped); ok {
-		status = st
-	}
-	return exitAs(status)
+	r.endTree()
+	return exitAs(r.status)
 }
 
-type exited struct {
-	pid    int
-	status syscall.WaitStatus
+// reaper reaps its children: the command and every orphan handed to it.
+type reaper struct {
+	cmd         int
+	cmdDone     bool
+	status      syscall.WaitStatus
+	childEvents chan os.Signal
 }
 
-// waitAll reaps every child of the reaper (the command and every orphan
-// re-parented to it) and closes out once there are none left.
-func waitAll(out chan<- exited) {
-	defer close(out)
+// childEvents is notified on SIGCHLD; it is set up before the command
+// starts, so no exit is missed.
+var childEvents = make(chan os.Signal, 1)
+
+// reapReady reaps every child that has exited, without blocking; empty
+// reports that the reaper has no children left at all.
+func (r *reaper) reapReady() (empty bool) {
 	for {
 		var ws syscall.WaitStatus
-		pid, err := syscall.Wait4(-1, &ws, 0, nil)
-		if err == syscall.EINTR {
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		switch {
+		case err == syscall.EINTR:
 			continue
+		case err != nil: // ECHILD: the tree is empty
+			return true
+		case pid <= 0:
+			return false
+		case pid == r.cmd:
+			r.status, r.cmdDone = ws, true
 		}
-		if err != nil { // ECHILD: the tree is empty
-			return
-		}
-		out <- exited{pid, ws}
 	}
 }
 
@@ -193,28 +197,20 @@ func waitAll(out chan<- exited) {
 // kills the direct children, whose own children the kernel then hands to
 // the reaper. Only direct children are signalled: their pids cannot be
 // reused before the reaper reaps them, so nothing outside the tree is
-// ever hit. It returns the command's status when it was reaped here.
-func endTree(cmdPid int, reaped <-chan exited) (syscall.WaitStatus, bool) {
-	var status syscall.WaitStatus
-	seen := false
+// ever hit. When the command exited alone, the first check finds no
+// children and no /proc scan is made.
+func (r *reaper) endTree() {
 	self := os.Getpid()
 	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	for !r.reapReady() && time.Now().Before(deadline) {
 		for _, p := range children(self) {
 			_ = syscall.Kill(p, syscall.SIGKILL)
 		}
 		select {
-		case e, ok := <-reaped:
-			if !ok {
-				return status, seen
-			}
-			if e.pid == cmdPid {
-				status, seen = e.status, true
-			}
+		case <-r.childEvents:
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	return status, seen
 }
 
 // children lists the processes whose parent is pid.
