@@ -1,8 +1,9 @@
 // Package approve decides agentjq's answers to the agent's permission
 // requests (can_use_tool): from rules files in Claude Code's permission
 // syntax, jq policies, an approver command, the person at the terminal, and
-// a fail-closed default. It knows nothing of processes or stdio: the bridge
-// hands it a Request and sends back whatever Verdict it returns.
+// a fail-closed default. The bridge hands it a Request and sends back
+// whatever Verdict it returns; approver commands run through internal/proc
+// like every other process agentjq starts.
 package approve
 
 import (

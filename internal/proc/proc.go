@@ -127,6 +127,10 @@ func (c *Cmd) Pid() int { return c.pid }
 // command may handle it). It is not how a command is ended for good; that
 // is Kill.
 func (c *Cmd) Signal(sig syscall.Signal) error {
+	if sig == syscall.SIGKILL {
+		c.Kill() // a SIGKILL to the group would take the reaper first
+		return nil
+	}
 	if c.group <= 0 {
 		return nil
 	}
