@@ -155,6 +155,9 @@ func reap(path string, argv []string) int {
 			r.reapReady()
 		case <-letGo:
 			r.endTree()
+			if !r.cmdDone { // a command that would not die is reported killed, never as a success
+				r.status = syscall.WaitStatus(syscall.SIGKILL)
+			}
 			return exitAs(r.status)
 		}
 	}
