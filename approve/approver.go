@@ -224,7 +224,7 @@ type approverLine struct {
 // up on, which is dropped.
 func (c *CoProcess) parse(req *Request, l []byte) (Verdict, bool, error) {
 	var a approverLine
-	if err := json.Unmarshal(l, &a); err != nil {
+	if err := decodeStrict(l, &a); err != nil {
 		return Verdict{}, c.dropStale(""), fmt.Errorf("not JSON: %s", clip(strings.TrimSpace(string(l)), 120))
 	}
 	var pr protocol.PermissionResult
@@ -244,7 +244,7 @@ func (c *CoProcess) parse(req *Request, l []byte) (Verdict, bool, error) {
 			return Verdict{Behavior: protocol.Deny, Source: protocol.ByApprover, Rule: "approver",
 				Message: "agentjq: the approver refused: " + a.Response.Error}, true, nil
 		}
-		if err := json.Unmarshal(a.Response.Response, &pr); err != nil {
+		if err := decodeStrict(a.Response.Response, &pr); err != nil {
 			return Verdict{}, true, fmt.Errorf("response: %v", err)
 		}
 	} else {
@@ -366,7 +366,7 @@ func parseHookOutput(req *Request, out []byte) (Verdict, error) {
 			UpdatedInput  json.RawMessage `json:"updatedInput"`
 		} `json:"hookSpecificOutput"`
 	}
-	if err := json.Unmarshal(out, &h); err != nil {
+	if err := decodeStrict(out, &h); err != nil {
 		return Verdict{}, fmt.Errorf("output is not hook JSON: %s", clip(string(out), 120))
 	}
 	v := Verdict{Source: protocol.ByApprover, Rule: "hook"}

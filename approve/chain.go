@@ -56,6 +56,9 @@ type Chain struct {
 	closer   io.Closer
 	opts     ChainOptions
 
+	// shell follows the Bash tool's working directory across calls.
+	shell shellCwd
+
 	ttyOnce  sync.Once
 	prompter *Prompter
 	tty      io.Closer
@@ -143,8 +146,16 @@ func (c *Chain) Explain(ctx context.Context, req *Request, trace func(string)) (
 	req = &r
 	var asked *Verdict
 	unmatched := ""
+	shell := c.shell.at(req.Cwd)
+	if c.rules == nil {
+		// No rules files: the agent's control files are still protected.
+		if v := NewRuleSet(nil, c.opts.Home).decideAt(req, shell); v.Behavior == protocol.Deny {
+			trace(step("protected", v))
+			return c.finish(req, v), nil
+		}
+	}
 	if c.rules != nil {
-		v := c.rules.decide(req)
+		v := c.rules.decideAt(req, shell)
 		trace(step("rules", v))
 		switch v.Behavior {
 		case protocol.Allow, protocol.Deny:
@@ -268,9 +279,16 @@ func (c *Chain) ctxVerdict(ctx context.Context) Verdict {
 }
 
 // finish makes a verdict safe to send: an allow always carries the input
-// (answers included for a question), a deny always a message.
+// (answers included for a question), a deny always a message; see
+// checkAnswer. The Bash tool's directory is followed from here.
 func (c *Chain) finish(req *Request, v Verdict) Verdict {
-	if v.Behavior == protocol.Allow {
+	v = c.finishAnswer(req, v)
+	c.shell.observe(req, v, c.opts.Home)
+	return v
+}
+
+func (c *Chain) finishAnswer(req *Request, v Verdict) Verdict {
+	if v = checkAnswer(v); v.Behavior == protocol.Allow {
 		if len(v.UpdatedInput) == 0 {
 			v.UpdatedInput = req.Input
 		}
@@ -281,7 +299,7 @@ func (c *Chain) finish(req *Request, v Verdict) Verdict {
 		return v
 	}
 	v.Behavior = protocol.Deny
-	if v.Message == "" {
+	if strings.TrimSpace(v.Message) == "" {
 		v.Message = "agentjq: denied."
 	}
 	return v
