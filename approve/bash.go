@@ -568,7 +568,7 @@ func wordOf(w *syntax.Word) shWord {
 	for _, part := range w.Parts {
 		switch p := part.(type) {
 		case *syntax.Lit:
-			if strings.ContainsAny(p.Value, "*?[{") || (len(w.Parts) == 1 && strings.HasPrefix(p.Value, "~")) {
+			if mayExpand(p.Value) || (len(w.Parts) == 1 && strings.HasPrefix(p.Value, "~")) {
 				out.glob = true
 			}
 			b.WriteString(unescapeLit(p.Value))
@@ -600,6 +600,25 @@ func wordOf(w *syntax.Word) shWord {
 		out.text = rawWord(w)
 	}
 	return out
+}
+
+// mayExpand reports whether unquoted text may expand to other words: a
+// glob (*, ?, [..]) or a brace expansion ({a,b}, {1..3}). A lone [ or ]
+// (the test command) stays itself.
+func mayExpand(s string) bool {
+	if strings.ContainsAny(s, "*?") {
+		return true
+	}
+	if i := strings.IndexByte(s, '['); i >= 0 && strings.IndexByte(s[i+1:], ']') >= 0 {
+		return true
+	}
+	if i := strings.IndexByte(s, '{'); i >= 0 {
+		rest := s[i+1:]
+		if j := strings.IndexByte(rest, '}'); j >= 0 && (strings.Contains(rest[:j], ",") || strings.Contains(rest[:j], "..")) {
+			return true
+		}
+	}
+	return false
 }
 
 func rawWord(w *syntax.Word) string {

@@ -43,7 +43,7 @@ func opts(kinds ...string) map[string]byte {
 }
 
 var wrappers = map[string]wrapperSpec{
-	"env": {assigns: true, opts: opts("g:-i --ignore-environment", "n:-0 --null -v --debug", "v:-u --unset",
+	"env": {assigns: true, opts: opts("g:-i --ignore-environment", "n:-0 --null -v --debug", "G:-u --unset",
 		"c:-C --chdir", "u:-S --split-string --block-signal --default-signal --ignore-signal --list-signal-handling")},
 	"exec":    {opts: opts("v:-a", "g:-c", "n:-l")},
 	"command": {opts: opts("n:-p", "l:-v -V")},

@@ -21,12 +21,12 @@ type shellCwd struct {
 	unknown bool
 }
 
-// at returns the directories the shell may be in (nil: unknown).
+// at returns the directories the shell may be in (empty: unknown).
 func (s *shellCwd) at(sessionCwd string) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.unknown {
-		return nil
+		return []string{}
 	}
 	if s.dirs == nil && sessionCwd != "" {
 		s.dirs = []string{filepath.Clean(sessionCwd)}

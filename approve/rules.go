@@ -314,7 +314,7 @@ func resolveIn(p string, shell []string, anchor, home string) target {
 	if p == "" || filepath.IsAbs(p) || p == "~" || strings.HasPrefix(p, "~/") {
 		return resolveTargetFrom(p, anchor, anchor, home)
 	}
-	if shell == nil {
+	if len(shell) == 0 {
 		return target{unknown: true}
 	}
 	var t target
@@ -394,7 +394,7 @@ func (rs *RuleSet) evaluate(req *Request) ruleOutcome {
 }
 
 // evaluateAt judges a request with the shell in one of shell's directories
-// (nil: the request's cwd).
+// (nil: the request's cwd; empty: unknown).
 func (rs *RuleSet) evaluateAt(req *Request, shell []string) ruleOutcome {
 	if shell == nil && req.Cwd != "" {
 		shell = []string{req.Cwd}
@@ -408,6 +408,9 @@ func (rs *RuleSet) evaluateAt(req *Request, shell []string) ruleOutcome {
 				}
 			}
 		}
+	}
+	if p := rs.protectedUnit(units); p != nil {
+		return *p
 	}
 	var first *rule
 	for _, u := range units {
@@ -433,9 +436,6 @@ func (rs *RuleSet) evaluateAt(req *Request, shell []string) ruleOutcome {
 		if first == nil {
 			first = ok
 		}
-	}
-	if p := rs.protectedUnit(units); p != nil {
-		return *p
 	}
 	if first == nil {
 		if req.ToolName == "Bash" && len(units) > 1 {
