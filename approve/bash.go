@@ -311,11 +311,14 @@ func (w *walker) command(c syntax.Command, at dirSet) flow {
 		// Calling the function is a command of its own name that a rule
 		// must allow; its body's parts are judged here. Where the shell
 		// is after a call cannot be followed.
+		// The body runs wherever the shell is when it is called, so its
+		// relative writes are judged with the directory unknown.
 		if c.Body != nil {
 			n := len(w.parts)
-			if !w.stmt(c.Body, at).any.equal(at) {
-				w.parts = w.parts[:n]
-				w.stmt(c.Body, dirSet{unknown: true})
+			moves := !w.stmt(c.Body, at).any.equal(at)
+			w.parts = w.parts[:n]
+			w.stmt(c.Body, dirSet{unknown: true})
+			if moves {
 				return same(dirSet{unknown: true})
 			}
 		}
@@ -836,7 +839,9 @@ func (w *walker) call(c *syntax.CallExpr, at dirSet) flow {
 	for _, t := range u.writes {
 		w.parts = append(w.parts, shPart{write: true, writePath: t, dirs: at, src: text})
 	}
-	w.spawned(inner, text, innerAt)
+	if w.spawned(inner, text, innerAt) {
+		return same(dirSet{unknown: true})
+	}
 	return next
 }
 
@@ -1025,11 +1030,12 @@ func systemBin(name string) string {
 var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "ash": true}
 
 // spawned adds the commands a command makes another program run: shell
-// scripts (sh -c, eval, watch, flock -c), xargs and find -exec.
-func (w *walker) spawned(words []shWord, src string, at dirSet) {
+// scripts (sh -c, eval, watch, flock -c), xargs and find -exec. moved is
+// true when an eval'd script may move the shell itself.
+func (w *walker) spawned(words []shWord, src string, at dirSet) (moved bool) {
 	name := cmdName(words[0])
 	if name == "" {
-		return
+		return false
 	}
 	base := systemBin(name)
 	unknown := func(reason string) { w.parts = append(w.parts, shPart{unknown: true, reason: reason, src: src}) }
@@ -1039,9 +1045,11 @@ func (w *walker) spawned(words []shWord, src string, at dirSet) {
 			return
 		}
 		w.depth++
-		if _, err := w.script(s.text, at); err != nil {
+		end, err := w.script(s.text, at)
+		if err != nil {
 			unknown("a nested script that does not parse")
 		}
+		moved = !end.equal(at)
 		w.depth--
 	}
 	switch {
@@ -1050,32 +1058,33 @@ func (w *walker) spawned(words []shWord, src string, at dirSet) {
 			t := words[i]
 			if t.uncertain() {
 				unknown("shell options chosen at run time")
-				return
+				return false
 			}
 			if !strings.HasPrefix(t.text, "-") || t.text == "-" {
-				return // a script file: the rule must name it
+				return false // a script file: the rule must name it
 			}
 			if strings.HasPrefix(t.text, "--") {
 				unknown("shell option " + t.text + " is not modelled")
-				return
+				return false
 			}
 			for _, c := range t.text[1:] {
 				if !strings.ContainsRune("celuxv", c) {
 					unknown("shell option " + t.text + " is not modelled")
-					return
+					return false
 				}
 			}
 			if strings.Contains(t.text, "c") {
 				if i+1 < len(words) {
 					script(words[i+1])
-					return
+					return false // a child shell: its cd stays there
 				}
 				unknown("sh -c without a script")
-				return
+				return false
 			}
 		}
 	case base == "eval":
 		script(joinWords(words[1:]))
+		return moved
 	case base == "watch":
 		if i, exec, ok := watchCommand(words); !ok {
 			unknown("watch option not modelled")
@@ -1091,6 +1100,7 @@ func (w *walker) spawned(words []shWord, src string, at dirSet) {
 	case base == "find":
 		w.find(words, src, at, unknown)
 	}
+	return false
 }
 
 // nested adds a command run by another program as a part of its own.

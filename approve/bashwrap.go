@@ -1,6 +1,7 @@
 package approve
 
 import (
+	"path"
 	"strings"
 )
 
@@ -527,16 +528,43 @@ func commandWrites(words []shWord) ([]shWord, string) {
 	case "tee":
 		return operands(""), ""
 	case "cp", "mv", "install", "ln":
-		var out []shWord
-		if t := optValue("t", "--target-directory"); len(t) > 0 {
-			out = append(out, t...)
-		} else if ops := operands("S"); len(ops) > 0 {
-			out = append(out, ops[len(ops)-1])
+		// The target, and what lands in it if it is a directory: the
+		// target joined with each source's name (cp -r x/.claude . writes
+		// ./.claude).
+		valued := "St" // --suffix, --target-directory
+		if name == "install" {
+			valued = "Stmog"
 		}
-		if name == "mv" {
-			out = append(out, operands("S")...) // the sources go away
+		ops := operands(valued)
+		target := optValue("t", "--target-directory")
+		sources := ops
+		if len(target) == 0 && len(ops) > 0 {
+			target, sources = ops[len(ops)-1:], ops[:len(ops)-1]
+		}
+		out := append([]shWord(nil), target...)
+		for _, t := range target {
+			for _, src := range sources {
+				b := path.Base(strings.TrimRight(src.text, "/"))
+				if t.uncertain() || src.uncertain() || b == "." || b == ".." || b == "/" {
+					return nil, name + " copies into a directory names agentjq cannot tell"
+				}
+				out = append(out, shWord{text: strings.TrimRight(t.text, "/") + "/" + b})
+			}
+		}
+		symbolic := false
+		for _, a := range args {
+			if !a.uncertain() && (a.text == "--symbolic" || strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "--") && strings.Contains(a.text, "s")) {
+				symbolic = true
+			}
+		}
+		if name == "mv" || name == "ln" && !symbolic {
+			// mv's sources go away; a hard link makes its source writable
+			// under the new name.
+			out = append(out, sources...)
 		}
 		return out, ""
+	case "rsync", "tar", "unzip", "patch", "cpio", "7z", "7za", "bsdtar", "ar", "gunzip", "unxz", "bunzip2", "zstd":
+		return nil, name + " writes files it does not name on the command line"
 	case "touch", "mkdir", "rmdir", "rm", "truncate", "shred", "unlink", "mkfifo", "mknod":
 		return operands("rdstm"), ""
 	case "chmod", "chown", "chgrp":
@@ -601,6 +629,13 @@ func commandWrites(words []shWord) ([]shWord, string) {
 		return kept, ""
 	case "git":
 		out := optValue("", "--output", "--output-directory")
+		for _, a := range args {
+			if a.uncertain() || a.text == "-C" || strings.HasPrefix(a.text, "--git-dir") || strings.HasPrefix(a.text, "--work-tree") {
+				if gitConfigAny(args) || len(out) > 0 {
+					return nil, "git writes relative to a directory agentjq cannot follow"
+				}
+			}
+		}
 		for i, a := range args {
 			if a.uncertain() {
 				continue
@@ -615,6 +650,15 @@ func commandWrites(words []shWord) ([]shWord, string) {
 		return out, ""
 	}
 	return nil, ""
+}
+
+func gitConfigAny(args []shWord) bool {
+	for _, a := range args {
+		if a.text == "config" || a.text == "format-patch" || a.text == "archive" || a.text == "bundle" {
+			return true
+		}
+	}
+	return false
 }
 
 // gitConfigWrites: git config without a read-only option writes the

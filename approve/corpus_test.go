@@ -300,6 +300,13 @@ func TestPolicyCorpus(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A hard link in the project to a file outside it.
+	if err := os.WriteFile(outside+"/rc", []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(outside+"/rc", project+"/src/hard"); err != nil {
+		t.Fatal(err)
+	}
 	policies := t.TempDir()
 	write := func(name, src string) string {
 		p := filepath.Join(policies, name)
@@ -351,3 +358,23 @@ func TestPolicyCorpus(t *testing.T) {
 		t.Errorf("corpus has %d allows and %d denies, want at least 40 and 100", allows, denies)
 	}
 }
+
+// Rows found by attacking the analysis after the first version.
+var policyCorpusMore = []policyRow{
+	bashRow(deny, `eval 'cd src/secret'; echo x > k`),
+	bashRow(deny, `f() { echo x > k; }; cd src/secret; f`).with(`{"allow":["Bash(f)", "Bash(echo:*)", "Edit(./**)"], "deny":["Edit(src/secret/**)"]}`),
+	bashRow(deny, `cp -r src/evil/.claude .`).with(`{"allow":["Bash(cp:*)", "Edit(./**)"]}`),
+	bashRow(deny, `cp src/settings.json .claude`).with(`{"allow":["Bash(cp:*)", "Edit(./**)"]}`),
+	bashRow(deny, `mv src/x .git/hooks`).with(`{"allow":["Bash(mv:*)", "Edit(./**)"]}`),
+	bashRow(deny, `ln ~/.bashrc src/rc`).with(`{"allow":["Bash(ln:*)", "Edit(src/**)"]}`),
+	bashRow(deny, `tar -xf src/evil.tar`).with(`{"allow":["Bash(tar:*)", "Edit(./**)"]}`),
+	bashRow(deny, `rsync -e 'touch pwned' src/ host:x`).with(`{"allow":["Bash(rsync:*)", "Edit(./**)"]}`),
+	bashRow(deny, `git -C .git log --output=config`).with(`{"allow":["Bash(git log:*)", "Bash(git -C:*)", "Edit(./**)"]}`),
+	bashRow(deny, `cp a -t .claude/ src/b`).with(`{"allow":["Bash(cp:*)", "Edit(./**)"]}`),
+	bashRow(deny, `echo x >> src/hard`),
+	fileRow(deny, "Edit", "file_path", "{p}/src/hard"),
+	bashRow(allow, `cp src/a.go build/`).with(`{"allow":["Bash(cp:*)", "Edit(build/**)"]}`),
+	bashRow(allow, `ln -s ../src/a.go build/a.go`).with(`{"allow":["Bash(ln:*)", "Edit(build/**)"]}`),
+}
+
+func init() { policyCorpus = append(policyCorpus, policyCorpusMore...) }

@@ -136,6 +136,11 @@ func resolveTargetFrom(p, base, anchor, home string) target {
 	} else {
 		add(base + "/" + p)
 	}
+	for _, r := range t.readings {
+		if hardLinked(r.abs) {
+			return target{unknown: true}
+		}
+	}
 	return t
 }
 
