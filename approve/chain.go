@@ -1,6 +1,7 @@
 package approve
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -283,7 +284,22 @@ func (c *Chain) ctxVerdict(ctx context.Context) Verdict {
 // checkAnswer. The Bash tool's directory is followed from here.
 func (c *Chain) finish(req *Request, v Verdict) Verdict {
 	v = c.finishAnswer(req, v)
-	c.shell.observe(req, v, c.opts.Home)
+	ran := req
+	if v.Behavior == protocol.Allow && !bytes.Equal(v.UpdatedInput, req.Input) {
+		// A rewritten input is what runs: it is held to the protection of
+		// the agent's control files too.
+		r := *req
+		r.Input = v.UpdatedInput
+		ran = &r
+		rs := c.rules
+		if rs == nil {
+			rs = NewRuleSet(nil, c.opts.Home)
+		}
+		if p := rs.decideAt(ran, c.shell.at(req.Cwd)); p.Rule == protectedRule {
+			v = p
+		}
+	}
+	c.shell.observe(ran, v, c.opts.Home)
 	return v
 }
 

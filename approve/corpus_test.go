@@ -373,6 +373,8 @@ var policyCorpusMore = []policyRow{
 	bashRow(deny, `cp a -t .claude/ src/b`).with(`{"allow":["Bash(cp:*)", "Edit(./**)"]}`),
 	bashRow(deny, `echo x >> src/hard`),
 	fileRow(deny, "Edit", "file_path", "{p}/src/hard"),
+	bashRow(allow, `go test ./... & wait`),
+	bashRow(deny, `sleep 1 & wait -p PATH`),
 	bashRow(allow, `cp src/a.go build/`).with(`{"allow":["Bash(cp:*)", "Edit(build/**)"]}`),
 	bashRow(allow, `ln -s ../src/a.go build/a.go`).with(`{"allow":["Bash(ln:*)", "Edit(build/**)"]}`),
 }

@@ -508,6 +508,10 @@ func (rs *RuleSet) decide(req *Request) Verdict {
 	return rs.decideAt(req, nil)
 }
 
+// protectedRule names the protection of the agent's control files in
+// decisions.
+const protectedRule = "protected control file"
+
 // decideAt decides with the shell in one of shell's directories.
 func (rs *RuleSet) decideAt(req *Request, shell []string) Verdict {
 	if req.IsQuestion() {
@@ -516,7 +520,7 @@ func (rs *RuleSet) decideAt(req *Request, shell []string) Verdict {
 	o := rs.evaluateAt(req, shell)
 	switch {
 	case o.protected != "":
-		return Verdict{Behavior: protocol.Deny, Source: protocol.ByRules, Rule: "protected control file",
+		return Verdict{Behavior: protocol.Deny, Source: protocol.ByRules, Rule: protectedRule,
 			Message: fmt.Sprintf("agentjq: `%s` writes %s, one of the agent's control files (settings, hooks, git or shell configuration that makes code run); agentjq denies writes to these unless a policy rule names the file explicitly (see agentjq-policy(5)).", clip(o.unit, 200), o.protected)}
 	case o.inert:
 		return Verdict{Behavior: protocol.Allow, UpdatedInput: req.Input, Source: protocol.ByRules, Rule: "runs no program"}

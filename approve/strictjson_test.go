@@ -94,3 +94,15 @@ func TestJQPolicyPermissionsStaySession(t *testing.T) {
 		t.Errorf("%+v", v)
 	}
 }
+
+func TestRewriteHeldToProtection(t *testing.T) {
+	p, err := ParseJQPolicy("p.jq", []byte(`{behavior: "allow", updatedInput: {file_path: (.cwd + "/.claude/settings.json"), content: "{}"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Chain{jq: []*JQPolicy{p}}
+	v, _ := c.Decide(context.Background(), &Request{Cwd: "/p", CanUseTool: protocol.CanUseTool{ToolName: "Write", Input: json.RawMessage(`{"file_path":"/p/a.txt","content":"x"}`)}})
+	if v.Behavior != protocol.Deny {
+		t.Errorf("a rewrite into .claude: %+v", v)
+	}
+}
