@@ -475,8 +475,9 @@ func (w *walker) find(words []shWord, src string, at dirSet, unknown func(string
 
 // commandWrites returns the files a command writes by its arguments: tee's
 // files, cp/mv/ln/install targets, dd of=, sort -o, curl -o, git --output,
-// and the files touch, mkdir, rm and their kin change. reason is set when
-// it writes somewhere agentjq cannot name (curl -O, wget without -O).
+// any program's --output=FILE, and the files touch, mkdir, rm and their
+// kin change. reason is set when it writes somewhere agentjq cannot name
+// (curl -O, wget without -O, tar -x).
 func commandWrites(words []shWord) ([]shWord, string) {
 	name := systemBin(cmdName(words[0]))
 	args := words[1:]
@@ -524,6 +525,34 @@ func commandWrites(words []shWord) ([]shWord, string) {
 		}
 		return out
 	}
+	// Options that name an output file, whatever the program (go build
+	// -o, gcc -o, pandoc --output=, openssl -out): writes.
+	long := []string{"--output"}
+	if formatOutput[name] {
+		long = nil // --output json: a format, not a file
+	}
+	generic := optValue("", append(long, "--output-file", "--outfile", "--out-file", "--out", "--log-file", "--logfile", "-out", "--output-directory", "--outdir", "--out-dir", "--target-dir")...)
+	if shortOutput[name] {
+		generic = append(generic, optValue("o")...)
+	}
+	out, reason := namedWrites(name, args, operands, optValue)
+	return append(out, generic...), reason
+}
+
+// formatOutput are programs whose --output names a format.
+var formatOutput = map[string]bool{"kubectl": true, "aws": true, "gcloud": true, "az": true, "gh": true, "helm": true,
+	"oc": true, "doctl": true, "terraform": true, "pulumi": true, "flux": true, "eksctl": true, "vault": true}
+
+// shortOutput are programs whose -o names the file they write.
+var shortOutput = map[string]bool{
+	"go": true, "gcc": true, "g++": true, "cc": true, "c++": true, "clang": true, "clang++": true, "ld": true,
+	"rustc": true, "pandoc": true, "gofmt": false, "javac": false, "nasm": true, "as": true, "zig": true,
+	"tcc": true, "musl-gcc": true, "gfortran": true, "swiftc": true, "ghc": true, "ocamlopt": true,
+	"protoc": false, "esbuild": false, "upx": true, "strip": true, "objcopy": false, "cpp": true,
+	"base64": true, "xxd": false, "openssl": true, "ssh-keygen": false, "jar": false, "pdftotext": false,
+}
+
+func namedWrites(name string, args []shWord, operands func(string) []shWord, optValue func(string, ...string) []shWord) ([]shWord, string) {
 	switch name {
 	case "tee":
 		return operands(""), ""

@@ -375,6 +375,12 @@ var policyCorpusMore = []policyRow{
 	fileRow(deny, "Edit", "file_path", "{p}/src/hard"),
 	bashRow(allow, `go test ./... & wait`),
 	bashRow(deny, `sleep 1 & wait -p PATH`),
+	bashRow(deny, `go build -o .git/hooks/pre-commit .`),
+	bashRow(deny, `go test -c -o src/secret/t.test ./...`),
+	bashRow(deny, `openssl rand -out .mcp.json 4`).with(`{"allow":["Bash(openssl:*)", "Edit(./**)"]}`),
+	bashRow(deny, `pandoc --output=.claude/x.md src/a.md`).with(`{"allow":["Bash(pandoc:*)", "Edit(./**)"]}`),
+	bashRow(allow, `go build -o build/app .`),
+	bashRow(allow, `kubectl get pods --output=json`).with(`{"allow":["Bash(kubectl get:*)"]}`),
 	bashRow(allow, `cp src/a.go build/`).with(`{"allow":["Bash(cp:*)", "Edit(build/**)"]}`),
 	bashRow(allow, `ln -s ../src/a.go build/a.go`).with(`{"allow":["Bash(ln:*)", "Edit(build/**)"]}`),
 }
