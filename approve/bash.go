@@ -55,6 +55,7 @@ type shPart struct {
 	// write is set for a file the command writes (a redirection, tee, cp's
 	// target, curl -o...). writePath is resolved against each of dirs.
 	write     bool
+	read      bool // an input redirection: the file at writePath is read
 	writePath shWord
 	dirs      dirSet
 	src       string // for messages
@@ -506,6 +507,32 @@ func (w *walker) redirect(r *syntax.Redirect, at dirSet) {
 	if t, ok := redirectWrite(r); ok {
 		w.parts = append(w.parts, shPart{write: true, writePath: t, dirs: at, src: source(w.src, r)})
 	}
+	if t, ok := redirectRead(r); ok {
+		w.parts = append(w.parts, shPart{read: true, writePath: t, dirs: at, src: source(w.src, r)})
+	}
+}
+
+// redirectRead reports the file an input redirection reads (< f, <> f,
+// $(< f)): judged by the Read rules like a Read of the file.
+func redirectRead(r *syntax.Redirect) (shWord, bool) {
+	switch r.Op {
+	case syntax.RdrIn, syntax.RdrInOut:
+	case syntax.DplIn:
+		w := wordOf(r.Word)
+		if !w.uncertain() && (w.text == "-" || isDigits(strings.TrimSuffix(w.text, "-"))) {
+			return shWord{}, false
+		}
+	default:
+		return shWord{}, false
+	}
+	if r.Word == nil {
+		return shWord{}, false
+	}
+	w := wordOf(r.Word)
+	if !w.uncertain() && (harmlessDevice(w.text) || w.text == "/dev/stdin" || w.text == "/dev/zero" || w.text == "/dev/urandom" || w.text == "/dev/random") {
+		return shWord{}, false
+	}
+	return w, true
 }
 
 func source(cmd string, n syntax.Node) string {

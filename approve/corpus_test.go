@@ -381,6 +381,11 @@ var policyCorpusMore = []policyRow{
 	bashRow(deny, `pandoc --output=.claude/x.md src/a.md`).with(`{"allow":["Bash(pandoc:*)", "Edit(./**)"]}`),
 	bashRow(allow, `go build -o build/app .`),
 	bashRow(allow, `kubectl get pods --output=json`).with(`{"allow":["Bash(kubectl get:*)"]}`),
+	bashRow(deny, `echo $(<.env)`),
+	bashRow(deny, `read -r k < src/secret/key; echo $k`),
+	bashRow(deny, `cat < .env`),
+	bashRow(deny, `exec 3< ~/.ssh/id_rsa`).with(`{"allow":["Bash(exec)"]}`),
+	bashRow(allow, `wc -l < src/list.txt`),
 	bashRow(allow, `cp src/a.go build/`).with(`{"allow":["Bash(cp:*)", "Edit(build/**)"]}`),
 	bashRow(allow, `ln -s ../src/a.go build/a.go`).with(`{"allow":["Bash(ln:*)", "Edit(build/**)"]}`),
 }

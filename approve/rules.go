@@ -343,7 +343,7 @@ func bashUnitsAt(cmd, anchor string, shell []string, home string) []*unit {
 	ran := false
 	for _, p := range a.parts {
 		switch {
-		case p.write:
+		case p.write || p.read:
 			t := target{unknown: true}
 			if !p.writePath.uncertain() && !p.dirs.unknown {
 				t = target{}
@@ -355,6 +355,10 @@ func bashUnitsAt(cmd, anchor string, shell []string, home string) []*unit {
 					}
 					t.readings = append(t.readings, r.readings...)
 				}
+			}
+			if p.read {
+				units = append(units, &unit{tool: "Read", target: &t, text: p.src})
+				continue
 			}
 			units = append(units, &unit{tool: "Write", bashWrite: true, target: &t, text: p.src})
 		case p.unknown:

@@ -129,6 +129,10 @@ sources), the operands of touch, mkdir, rm, rmdir, truncate, chmod ...,
 (which writes .git/config or ~/.gitconfig). A command that writes files it
 does not name (curl -O, wget without -O, sed -i) is unknown.
 
+An input redirection (**< file**, **$(< file)**, **<> file**) is a read,
+judged by the Read rules like a Read of the file (other reads, such as
+cat's operands, are the command's own and are not).
+
 A relative write is resolved against the directory the shell is in:
 **cd**, **pushd** and **popd** are followed within the command, and the chain
 remembers where each Bash call it did not deny may have left claude's shell
