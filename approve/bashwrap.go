@@ -189,7 +189,15 @@ func (spec wrapperSpec) read(name string, words []shWord) ([]shWord, wrapStep) {
 			i++
 			continue
 		}
-		if !strings.HasPrefix(t, "-") || t == "-" {
+		if t == "-" {
+			if name != "env" {
+				return fail("a lone - is not modelled")
+			}
+			st.guarded = true // env - is env -i
+			i++
+			continue
+		}
+		if !strings.HasPrefix(t, "-") {
 			break
 		}
 		if spec.digitOpt && isDigits(t[1:]) {

@@ -1,7 +1,6 @@
 package approve
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -148,12 +147,9 @@ func (c *Chain) Explain(ctx context.Context, req *Request, trace func(string)) (
 	var asked *Verdict
 	unmatched := ""
 	shell := c.shell.at(req.Cwd)
-	if c.rules == nil {
-		// No rules files: the agent's control files are still protected.
-		if v := NewRuleSet(nil, c.opts.Home).decideAt(req, shell); v.Behavior == protocol.Deny {
-			trace(step("protected", v))
-			return c.finish(req, v), nil
-		}
+	if v, ok := protectWithoutRules(c.rules, req, shell, c.opts.Home); ok {
+		trace(step("protected", v))
+		return c.finish(req, v), nil
 	}
 	if c.rules != nil {
 		v := c.rules.decideAt(req, shell)
@@ -283,22 +279,7 @@ func (c *Chain) ctxVerdict(ctx context.Context) Verdict {
 // (answers included for a question), a deny always a message; see
 // checkAnswer. The Bash tool's directory is followed from here.
 func (c *Chain) finish(req *Request, v Verdict) Verdict {
-	v = c.finishAnswer(req, v)
-	ran := req
-	if v.Behavior == protocol.Allow && !bytes.Equal(v.UpdatedInput, req.Input) {
-		// A rewritten input is what runs: it is held to the protection of
-		// the agent's control files too.
-		r := *req
-		r.Input = v.UpdatedInput
-		ran = &r
-		rs := c.rules
-		if rs == nil {
-			rs = NewRuleSet(nil, c.opts.Home)
-		}
-		if p := rs.decideAt(ran, c.shell.at(req.Cwd)); p.Rule == protectedRule {
-			v = p
-		}
-	}
+	v, ran := protectRewrite(c.rules, req, c.finishAnswer(req, v), c.shell.at(req.Cwd), c.opts.Home)
 	c.shell.observe(ran, v, c.opts.Home)
 	return v
 }

@@ -386,6 +386,10 @@ var policyCorpusMore = []policyRow{
 	bashRow(deny, `cat < .env`),
 	bashRow(deny, `exec 3< ~/.ssh/id_rsa`).with(`{"allow":["Bash(exec)"]}`),
 	bashRow(allow, `wc -l < src/list.txt`),
+	bashRow(deny, `env - rm -rf x`).with(`{"allow":["Bash(*)"], "deny":["Bash(rm:*)"]}`),
+	bashRow(deny, `nice --weird rm -rf x`).with(`{"allow":["Bash(*)"], "deny":["Bash(rm:*)"]}`),
+	bashRow(deny, `ls | xargs -P2 -n1 rm`).with(`{"allow":["Bash(*)"], "deny":["Bash(rm:*)"]}`),
+	bashRow(allow, `timeout 5 git status`).with(`{"allow":["Bash(*)"], "deny":["Bash(rm:*)"]}`),
 	bashRow(allow, `cp src/a.go build/`).with(`{"allow":["Bash(cp:*)", "Edit(build/**)"]}`),
 	bashRow(allow, `ln -s ../src/a.go build/a.go`).with(`{"allow":["Bash(ln:*)", "Edit(build/**)"]}`),
 }

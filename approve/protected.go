@@ -1,9 +1,40 @@
 package approve
 
 import (
+	"bytes"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentjq/agentjq/protocol"
 )
+
+// protectWithoutRules denies a write to a control file when the chain has
+// no rules files (jq policies and approvers never make such a write
+// allowed).
+func protectWithoutRules(rs *RuleSet, req *Request, shell []string, home string) (Verdict, bool) {
+	if rs != nil {
+		return Verdict{}, false // the rules protect
+	}
+	v := NewRuleSet(nil, home).decideAt(req, shell)
+	return v, v.Rule == protectedRule
+}
+
+// protectRewrite holds an allow's rewritten input, which is what runs, to
+// the same protection; it returns the request as it will run.
+func protectRewrite(rs *RuleSet, req *Request, v Verdict, shell []string, home string) (Verdict, *Request) {
+	if v.Behavior != protocol.Allow || bytes.Equal(v.UpdatedInput, req.Input) || req.IsQuestion() {
+		return v, req
+	}
+	r := *req
+	r.Input = v.UpdatedInput
+	if rs == nil {
+		rs = NewRuleSet(nil, home)
+	}
+	if p := rs.decideAt(&r, shell); p.Rule == protectedRule {
+		return p, req
+	}
+	return v, &r
+}
 
 // The agent's own control files make code run or widen what the agent may
 // do: its settings (.claude/**, ~/.claude/**, .mcp.json), git's config and

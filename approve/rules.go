@@ -340,7 +340,6 @@ func bashUnitsAt(cmd, anchor string, shell []string, home string) []*unit {
 	if err != nil {
 		return append(units, &unit{tool: "Bash", bashUnknown: true, text: cmd + " (does not parse: " + err.Error() + ")"})
 	}
-	ran := false
 	for _, p := range a.parts {
 		switch {
 		case p.write || p.read:
@@ -368,14 +367,12 @@ func bashUnitsAt(cmd, anchor string, shell []string, home string) []*unit {
 			}
 			units = append(units, &unit{tool: "Bash", bashUnknown: true, text: text})
 		default:
-			ran = ran || !p.inert
 			units = append(units, &unit{tool: "Bash", bash: p.forms, inert: p.inert, text: p.src})
 		}
 	}
 	if len(a.parts) == 0 {
 		return append(units, &unit{tool: "Bash", bashUnknown: true, text: cmd + " (runs no command)"})
 	}
-	_ = ran
 	return units
 }
 
