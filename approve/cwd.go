@@ -1,9 +1,12 @@
 package approve
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/agentjq/agentjq/protocol"
 )
 
 // shellCwd follows where claude's Bash tool is. The tool keeps its working
@@ -94,4 +97,16 @@ func (s *shellCwd) observe(req *Request, v Verdict, home string) {
 	if len(s.dirs) > maxDirs {
 		s.unknown = true
 	}
+}
+
+// ObserveBash records a Bash call that ran without the chain deciding it
+// (a tool_use on the stream that claude allowed by itself), so relative
+// writes after it are judged where the shell really is.
+func (c *Chain) ObserveBash(cwd, command string) {
+	in, _ := json.Marshal(map[string]string{"command": command})
+	req := &Request{CanUseTool: protocol.CanUseTool{ToolName: "Bash", Input: in}, Cwd: cwd}
+	if req.Cwd == "" {
+		req.Cwd = c.opts.Cwd
+	}
+	c.shell.observe(req, Verdict{Behavior: protocol.Allow}, c.opts.Home)
 }

@@ -3,6 +3,7 @@ package approve
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -104,5 +105,25 @@ func TestRewriteHeldToProtection(t *testing.T) {
 	v, _ := c.Decide(context.Background(), &Request{Cwd: "/p", CanUseTool: protocol.CanUseTool{ToolName: "Write", Input: json.RawMessage(`{"file_path":"/p/a.txt","content":"x"}`)}})
 	if v.Behavior != protocol.Deny {
 		t.Errorf("a rewrite into .claude: %+v", v)
+	}
+}
+
+func TestObserveBashMovesTheShell(t *testing.T) {
+	dir := t.TempDir()
+	pol := dir + "/p.json"
+	if err := os.WriteFile(pol, []byte(`{"allow":["Bash(echo:*)","Edit(./**)"],"deny":["Edit(sec/**)"]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewChain(ChainOptions{Policies: []string{pol}, Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &Request{Cwd: dir, CanUseTool: protocol.CanUseTool{ToolName: "Bash", Input: json.RawMessage(`{"command":"echo x > k"}`)}}
+	if v, _ := c.Decide(context.Background(), req); v.Behavior != protocol.Allow {
+		t.Fatalf("before the cd: %+v", v)
+	}
+	c.ObserveBash(dir, "cd sec")
+	if v, _ := c.Decide(context.Background(), req); v.Behavior != protocol.Deny {
+		t.Errorf("after a cd the chain did not decide: %+v", v)
 	}
 }
