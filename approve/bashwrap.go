@@ -475,7 +475,7 @@ func (w *walker) find(words []shWord, src string, at dirSet, unknown func(string
 				starts = []shWord{{text: "."}}
 			}
 			for _, s := range starts {
-				w.parts = append(w.parts, shPart{write: true, writePath: shWord{text: strings.TrimSuffix(s.text, "/") + "/**"}, dirs: at, src: src})
+				w.parts = append(w.parts, shPart{write: true, writePath: s, dirs: at, src: src})
 			}
 		}
 	}

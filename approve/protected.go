@@ -2,6 +2,7 @@ package approve
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -50,7 +51,8 @@ var rcFiles = map[string]bool{
 	".bashrc": true, ".bash_profile": true, ".bash_login": true, ".bash_logout": true, ".profile": true,
 	".zshrc": true, ".zshenv": true, ".zprofile": true, ".zlogin": true, ".zlogout": true, ".kshrc": true,
 	".mkshrc": true, ".cshrc": true, ".tcshrc": true, ".login": true, ".inputrc": true, ".envrc": true,
-	".gitconfig": true, ".mcp.json": true,
+	".gitconfig": true, ".mcp.json": true, ".npmrc": true, ".yarnrc": true, ".yarnrc.yml": true,
+	".curlrc": true, ".wgetrc": true, ".netrc": true,
 }
 
 // protectedRoot returns the protected file or directory a path is in, or "".
@@ -61,19 +63,47 @@ func protectedRoot(abs, home string) string {
 		switch {
 		case s == ".claude":
 			return upto
-		case s == ".git" && i+1 < len(segs) && (segs[i+1] == "config" || segs[i+1] == "hooks"):
-			return upto + "/" + segs[i+1]
+		case s == ".git" && i+1 == len(segs):
+			return upto // a .git file names the repository git uses
+		case s == ".git":
+			// config and hooks at any depth: .git/config,
+			// .git/modules/x/hooks, .git/worktrees/w/config.
+			for j := i + 1; j < len(segs); j++ {
+				if segs[j] == "config" || segs[j] == "hooks" {
+					return "/" + strings.Join(segs[:j+1], "/")
+				}
+			}
 		case rcFiles[s]:
 			return upto
 		}
 	}
 	if home != "" {
 		h := filepath.Clean(home)
-		for _, d := range []string{".config/git", ".config/fish", ".config/nushell", ".config/powershell"} {
+		for _, d := range []string{".config/git", ".config/fish", ".config/nushell", ".config/powershell", ".ssh", ".config/systemd", ".config/autostart"} {
 			root := filepath.Join(h, d)
 			if abs == root || strings.HasPrefix(abs, root+"/") {
 				return root
 			}
+		}
+	}
+	return ""
+}
+
+// protectedChild returns a protected file or directory directly inside
+// dir, when a write to dir (rm -r, find -delete, a copy onto it) reaches
+// everything below it.
+func protectedChild(dir string) string {
+	if !isDir(dir) {
+		return ""
+	}
+	names := []string{".claude", ".git", ".mcp.json"}
+	for n := range rcFiles {
+		names = append(names, n)
+	}
+	for _, n := range names {
+		p := filepath.Join(dir, n)
+		if _, err := os.Lstat(p); err == nil {
+			return p
 		}
 	}
 	return ""
@@ -91,6 +121,9 @@ func (rs *RuleSet) protectedUnit(units []*unit) *ruleOutcome {
 		}
 		for _, rd := range u.target.readings {
 			root := protectedRoot(rd.abs, rs.home)
+			if root == "" {
+				root = protectedChild(rd.abs)
+			}
 			if root == "" || rs.namesExplicitly(u, rd, root) {
 				continue
 			}

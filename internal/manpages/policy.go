@@ -148,9 +148,13 @@ rules still see it. Commands are matched whatever their length.
 Some files make the agent or its tools run code or widen what the agent may
 do: **.claude/\*\*** (settings.json, settings.local.json, hooks, commands),
 **~/.claude/\*\***, **.mcp.json**, **.git/config**, **.git/hooks/\*\***,
-**.gitconfig**, **~/.config/git/\*\***, and shell start-up files (.bashrc,
-.bash_profile, .profile, .zshrc, .zshenv, .zprofile, .kshrc, .cshrc,
-.inputrc, .envrc, ~/.config/fish/\*\*...), wherever they are. A write to one
+**.gitconfig**, **~/.config/git/\*\***, a file named .git, the config and
+hooks of any repository below .git (modules, worktrees), shell start-up
+files (.bashrc, .bash_profile, .profile, .zshrc, .zshenv, .zprofile, .kshrc,
+.cshrc, .inputrc, .envrc, ~/.config/fish/\*\*...), the files that set how
+npm, yarn, curl and wget run (.npmrc, .yarnrc, .curlrc, .wgetrc, .netrc),
+~/.ssh/\*\*, ~/.config/systemd/\*\* and ~/.config/autostart/\*\*, wherever
+they are. A write to one
 (Edit, Write, MultiEdit, NotebookEdit, a Bash redirection or file-writing
 command), also through a symlink, is denied by default, whatever jq
 policies or approvers would answer, unless an allow rule names it
