@@ -55,7 +55,7 @@ type approverLine struct {
 // answers (id, "" when the line names none) and its verdict.
 func decodeAnswer(l []byte) (id string, v Verdict, err error) {
 	var a approverLine
-	if err := json.Unmarshal(l, &a); err != nil {
+	if err := decodeStrict(l, &a); err != nil {
 		return "", Verdict{}, fmt.Errorf("not JSON: %s", clip(strings.TrimSpace(string(l)), 120))
 	}
 	var pr protocol.PermissionResult
@@ -68,7 +68,7 @@ func decodeAnswer(l []byte) (id string, v Verdict, err error) {
 			return id, Verdict{Behavior: protocol.Deny, Source: protocol.ByApprover, Rule: "approver",
 				Message: "agentjq: the approver refused: " + a.Response.Error}, nil
 		}
-		if err := json.Unmarshal(a.Response.Response, &pr); err != nil {
+		if err := decodeStrict(a.Response.Response, &pr); err != nil {
 			return id, Verdict{}, fmt.Errorf("response: %v", err)
 		}
 	} else {
@@ -180,7 +180,7 @@ func parseHookOutput(req *Request, out []byte) (Verdict, error) {
 			UpdatedInput  json.RawMessage `json:"updatedInput"`
 		} `json:"hookSpecificOutput"`
 	}
-	if err := json.Unmarshal(out, &h); err != nil {
+	if err := decodeStrict(out, &h); err != nil {
 		return Verdict{}, fmt.Errorf("output is not hook JSON: %s", clip(string(out), 120))
 	}
 	v := Verdict{Source: protocol.ByApprover, Rule: "hook"}

@@ -9,11 +9,15 @@ import (
 )
 
 // A Bash command is judged by its structure, never by its text: it is
-// parsed with a real shell parser and split into every simple command it
-// would run (across &&, ||, ;, |, newlines, $( ), backticks, subshells,
-// functions and control structures), plus every file it redirects output to.
-// Each part must be allowed for the whole to be allowed; a deny on any part
-// denies the whole.
+// parsed with a real shell parser and walked node by node. The walker knows
+// a fixed set of constructs; every one it does not fully understand (an
+// arithmetic context holding a variable, an indirection, an assignment that
+// changes what later commands do, a wrapper option it cannot read...)
+// becomes an unknown part, which no allow rule can allow and every deny
+// rule matches. What it does understand becomes the simple commands the
+// command would run (across &&, ||, ;, |, $( ), subshells, functions and
+// control structures) and the files it writes, each resolved against the
+// directory the shell would be in at that point.
 
 // shWord is one word of a simple command after quote removal.
 type shWord struct {
@@ -40,18 +44,98 @@ type shForm struct {
 type shPart struct {
 	// forms[0] is the full command; the last is the innermost command.
 	forms []shForm
-	// unknown: a part whose commands cannot be known (a dynamic `bash -c`
-	// script, an eval of a variable, a nested parse error). No specific
-	// rule can allow it; every deny rule might match it.
+	// unknown: a part whose effect cannot be known. No specific rule can
+	// allow it; every deny rule might match it. reason says why.
 	unknown bool
-	// write is set for an output redirection to a file.
+	reason  string
+	// inert: a command that runs nothing and writes nothing (cd to a
+	// readable directory, set -e, read into a plain variable): deny and ask
+	// rules still see it, but it needs no allow.
+	inert bool
+	// write is set for a file the command writes (a redirection, tee, cp's
+	// target, curl -o...). writePath is resolved against each of dirs.
 	write     bool
+	read      bool // an input redirection: the file at writePath is read
 	writePath shWord
+	dirs      dirSet
 	src       string // for messages
 }
 
 // String renders the part for messages and traces.
 func (p shPart) String() string { return p.src }
+
+// dirSet is where the shell may be when a part runs, relative to the
+// directory the command starts in: "" is that directory, other entries are
+// relative or absolute paths or ~-paths. unknown: it cannot be known (cd
+// $X, popd, cd inside a loop).
+type dirSet struct {
+	dirs    []string
+	unknown bool
+}
+
+// maxDirs bounds how many possible directories are followed.
+const maxDirs = 16
+
+var startDir = dirSet{dirs: []string{""}}
+
+func (d dirSet) union(o dirSet) dirSet {
+	if d.unknown || o.unknown {
+		return dirSet{unknown: true}
+	}
+	out := dirSet{dirs: append([]string(nil), d.dirs...)}
+	for _, x := range o.dirs {
+		found := false
+		for _, y := range out.dirs {
+			if x == y {
+				found = true
+				break
+			}
+		}
+		if !found {
+			out.dirs = append(out.dirs, x)
+		}
+	}
+	if len(out.dirs) > maxDirs {
+		return dirSet{unknown: true}
+	}
+	return out
+}
+
+func (d dirSet) equal(o dirSet) bool {
+	if d.unknown != o.unknown || len(d.dirs) != len(o.dirs) {
+		return false
+	}
+	return d.union(o).unknown == d.unknown && len(d.union(o).dirs) == len(d.dirs)
+}
+
+// cd returns where `cd arg` leads from each directory of d.
+func (d dirSet) cd(arg string) dirSet {
+	if d.unknown {
+		return d
+	}
+	out := dirSet{}
+	for _, x := range d.dirs {
+		out.dirs = append(out.dirs, joinDir(x, arg))
+	}
+	return dirSet{}.union(out)
+}
+
+func joinDir(base, arg string) string {
+	switch {
+	case strings.HasPrefix(arg, "/"), arg == "~", strings.HasPrefix(arg, "~/"):
+		return path.Clean(arg)
+	case base == "":
+		return path.Clean(arg)
+	}
+	return path.Join(base, arg)
+}
+
+// bashAnalysis is what a Bash command does.
+type bashAnalysis struct {
+	parts []shPart
+	// end is where the shell may be when the command ends.
+	end dirSet
+}
 
 var parserPool = sync.Pool{New: func() any {
 	return syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(false))
@@ -63,42 +147,392 @@ const maxNesting = 8
 // splitBash returns the parts of a Bash command. An error means the command
 // does not parse: it cannot be allowed by any specific rule.
 func splitBash(cmd string) ([]shPart, error) {
-	return splitBashDepth(cmd, 0)
-}
-
-func splitBashDepth(cmd string, depth int) ([]shPart, error) {
-	p := parserPool.Get().(*syntax.Parser)
-	f, err := p.Parse(strings.NewReader(cmd), "")
-	parserPool.Put(p)
+	a, err := analyzeBash(cmd)
 	if err != nil {
 		return nil, err
 	}
-	var parts []shPart
-	syntax.Walk(f, func(n syntax.Node) bool {
-		switch n := n.(type) {
-		case *syntax.CallExpr:
-			parts = append(parts, callParts(cmd, n, depth)...)
-		case *syntax.DeclClause:
-			// declare/export/local/readonly: a command named after the
-			// variant; its assignments' values are walked for substitutions.
-			words := []shWord{{text: n.Variant.Value}}
-			for _, a := range n.Args {
-				words = append(words, assignWord(a))
-			}
-			parts = append(parts, shPart{forms: []shForm{{words: words}}, src: source(cmd, n)})
-		case *syntax.Redirect:
-			if w, ok := redirectWrite(n); ok {
-				parts = append(parts, shPart{write: true, writePath: w, src: source(cmd, n)})
-			}
-		case *syntax.FuncDecl:
-			// The body's commands are walked as parts; calling the function
-			// is a command of its own name that a rule must allow.
-		case *syntax.CoprocClause:
-			// coproc NAME { ...; } runs its body, which Walk visits.
+	return a.parts, nil
+}
+
+func analyzeBash(cmd string) (*bashAnalysis, error) {
+	w := &walker{src: cmd}
+	end, err := w.script(cmd, startDir)
+	if err != nil {
+		return nil, err
+	}
+	return &bashAnalysis{parts: w.parts, end: end}, nil
+}
+
+// walker collects the parts of one command.
+type walker struct {
+	src   string // the source the current nodes' positions refer to
+	depth int
+	parts []shPart
+}
+
+func (w *walker) unknown(n syntax.Node, reason string) {
+	src := w.src
+	if n != nil {
+		src = source(w.src, n)
+	}
+	w.parts = append(w.parts, shPart{unknown: true, reason: reason, src: src})
+}
+
+// script parses and walks a nested script (bash -c, eval) or the command.
+func (w *walker) script(text string, at dirSet) (dirSet, error) {
+	p := parserPool.Get().(*syntax.Parser)
+	f, err := p.Parse(strings.NewReader(text), "")
+	parserPool.Put(p)
+	if err != nil {
+		return dirSet{unknown: true}, err
+	}
+	saved := w.src
+	w.src = text
+	end := w.stmts(f.Stmts, at)
+	w.src = saved
+	return end, nil
+}
+
+// flow is where the shell may be after a statement: when it succeeded, and
+// whatever happened.
+type flow struct{ ok, any dirSet }
+
+func same(d dirSet) flow { return flow{d, d} }
+
+func (w *walker) stmts(list []*syntax.Stmt, at dirSet) dirSet {
+	for _, s := range list {
+		at = w.stmt(s, at).any
+	}
+	return at
+}
+
+func (w *walker) stmtsFlow(list []*syntax.Stmt, at dirSet) flow {
+	f := same(at)
+	for _, s := range list {
+		f = w.stmt(s, f.any)
+	}
+	return f
+}
+
+func (w *walker) stmt(s *syntax.Stmt, at dirSet) flow {
+	if s.Coprocess || s.Disown {
+		w.unknown(s, "a construct agentjq does not model")
+		return same(at)
+	}
+	for _, r := range s.Redirs {
+		w.redirect(r, at)
+	}
+	if s.Cmd == nil {
+		return same(at)
+	}
+	f := w.command(s.Cmd, at)
+	if s.Background {
+		return same(at) // a background job runs in a subshell
+	}
+	if s.Negated {
+		u := f.ok.union(f.any)
+		return flow{u, u}
+	}
+	return f
+}
+
+func (w *walker) command(c syntax.Command, at dirSet) flow {
+	switch c := c.(type) {
+	case *syntax.CallExpr:
+		return w.call(c, at)
+	case *syntax.BinaryCmd:
+		switch c.Op {
+		case syntax.AndStmt:
+			l := w.stmt(c.X, at)
+			r := w.stmt(c.Y, l.ok)
+			return flow{r.ok, l.any.union(r.any)}
+		case syntax.OrStmt:
+			l := w.stmt(c.X, at)
+			r := w.stmt(c.Y, l.any)
+			return flow{l.ok.union(r.ok), l.any.union(r.any)}
+		default: // pipes: each side runs in a subshell
+			w.stmt(c.X, at)
+			w.stmt(c.Y, at)
+			return same(at)
 		}
-		return true
-	})
-	return parts, nil
+	case *syntax.Block:
+		return w.stmtsFlow(c.Stmts, at)
+	case *syntax.Subshell:
+		w.stmts(c.Stmts, at)
+		return same(at)
+	case *syntax.IfClause:
+		end := at
+		for clause := c; clause != nil; clause = clause.Else {
+			cond := w.stmtsFlow(clause.Cond, end)
+			then := w.stmts(clause.Then, cond.ok)
+			end = end.union(cond.any).union(then)
+		}
+		return same(end)
+	case *syntax.WhileClause:
+		return same(w.loop(c, at, func(at dirSet) dirSet {
+			cond := w.stmtsFlow(c.Cond, at)
+			return cond.any.union(w.stmts(c.Do, cond.any))
+		}))
+	case *syntax.ForClause:
+		if c.Select {
+			w.unknown(c, "select reads the terminal")
+			return same(at)
+		}
+		switch l := c.Loop.(type) {
+		case *syntax.WordIter:
+			for _, it := range l.Items {
+				w.word(it, at)
+			}
+			if !w.inertName(l.Name.Value, false) {
+				w.unknown(c, "the loop assigns "+l.Name.Value)
+			}
+		case *syntax.CStyleLoop:
+			for _, x := range []syntax.ArithmExpr{l.Init, l.Cond, l.Post} {
+				if x != nil && !literalArith(x) {
+					w.unknown(c, "a C-style for loop evaluates variables as code")
+					return same(at)
+				}
+			}
+		default:
+			w.unknown(c, "a loop agentjq does not model")
+			return same(at)
+		}
+		return same(w.loop(c, at, func(at dirSet) dirSet { return at.union(w.stmts(c.Do, at)) }))
+	case *syntax.CaseClause:
+		w.word(c.Word, at)
+		end := at
+		for _, it := range c.Items {
+			for _, p := range it.Patterns {
+				w.word(p, at)
+			}
+			end = end.union(w.stmts(it.Stmts, at))
+		}
+		return same(end)
+	case *syntax.FuncDecl:
+		// Calling the function is a command of its own name that a rule
+		// must allow; its body's parts are judged here. Where the shell
+		// is after a call cannot be followed.
+		// The body runs wherever the shell is when it is called, so its
+		// relative writes are judged with the directory unknown.
+		if c.Body != nil {
+			n := len(w.parts)
+			moves := !w.stmt(c.Body, at).any.equal(at)
+			w.parts = w.parts[:n]
+			w.stmt(c.Body, dirSet{unknown: true})
+			if moves {
+				return same(dirSet{unknown: true})
+			}
+		}
+		return same(at)
+	case *syntax.ArithmCmd:
+		if !literalArith(c.X) {
+			w.unknown(c, "(( )) evaluates variables as code")
+		}
+		return same(at)
+	case *syntax.TestClause:
+		w.test(c.X, at)
+		return same(at)
+	case *syntax.DeclClause:
+		w.decl(c, at)
+		return same(at)
+	case *syntax.TimeClause:
+		if c.Stmt != nil {
+			return w.stmt(c.Stmt, at)
+		}
+		return same(at)
+	}
+	w.unknown(c, "a construct agentjq does not model")
+	return same(at)
+}
+
+// loop walks a loop body; if it moves the shell, each pass may start
+// elsewhere, so the body is judged again with the directory unknown.
+func (w *walker) loop(n syntax.Node, at dirSet, body func(dirSet) dirSet) dirSet {
+	mark := len(w.parts)
+	end := body(at)
+	if end.equal(at) {
+		return at
+	}
+	w.parts = w.parts[:mark]
+	body(dirSet{unknown: true})
+	return dirSet{unknown: true}
+}
+
+// word walks the substitutions inside a word and checks every expansion.
+func (w *walker) word(word *syntax.Word, at dirSet) {
+	if word == nil {
+		return
+	}
+	for _, part := range word.Parts {
+		w.wordPart(part, at)
+	}
+}
+
+func (w *walker) wordPart(part syntax.WordPart, at dirSet) {
+	switch p := part.(type) {
+	case *syntax.Lit, *syntax.SglQuoted:
+	case *syntax.DblQuoted:
+		for _, q := range p.Parts {
+			w.wordPart(q, at)
+		}
+	case *syntax.ParamExp:
+		w.param(p, at)
+	case *syntax.CmdSubst:
+		w.stmts(p.Stmts, at)
+	case *syntax.ProcSubst:
+		w.stmts(p.Stmts, at)
+	case *syntax.ArithmExp:
+		if !literalArith(p.X) {
+			w.unknown(p, "arithmetic evaluates variables as code")
+		}
+	case *syntax.ExtGlob:
+	default:
+		w.unknown(part, "an expansion agentjq does not model")
+	}
+}
+
+// param accepts $x, ${x}, ${#x} and the operators that only transform a
+// value; indirection, subscripts, slices (arithmetic), ${x@P} and the
+// assigning operators may run code or change variables.
+func (w *walker) param(p *syntax.ParamExp, at dirSet) {
+	bad := ""
+	switch {
+	case p.Excl || p.Names != 0:
+		bad = "${!x} expands a name chosen at run time"
+	case p.Index != nil && !literalIndex(p.Index):
+		bad = "a subscript is evaluated as arithmetic"
+	case p.Slice != nil:
+		bad = "a slice's offsets are evaluated as arithmetic"
+	case p.Width || p.IsSet || p.Flags != nil || p.NestedParam != nil || len(p.Modifiers) > 0:
+		bad = "an expansion agentjq does not model"
+	case p.Exp != nil:
+		switch p.Exp.Op {
+		case syntax.AlternateUnset, syntax.AlternateUnsetOrNull, syntax.DefaultUnset, syntax.DefaultUnsetOrNull,
+			syntax.ErrorUnset, syntax.ErrorUnsetOrNull, syntax.RemSmallSuffix, syntax.RemLargeSuffix,
+			syntax.RemSmallPrefix, syntax.RemLargePrefix, syntax.UpperFirst, syntax.UpperAll,
+			syntax.LowerFirst, syntax.LowerAll:
+			w.word(p.Exp.Word, at)
+		default: // := assigns, @P/@E/@A... re-read the value
+			bad = "this expansion assigns or re-reads a value"
+		}
+	case p.Repl != nil:
+		w.word(p.Repl.Orig, at)
+		w.word(p.Repl.With, at)
+	}
+	if bad != "" {
+		w.unknown(p, bad)
+	}
+}
+
+// literalIndex accepts ${a[@]}, ${a[*]} and ${a[0]}.
+func literalIndex(x syntax.ArithmExpr) bool {
+	wd, ok := x.(*syntax.Word)
+	if !ok {
+		return false
+	}
+	l, ok := wd.Lit(), len(wd.Parts) == 1
+	return ok && (l == "@" || l == "*" || isDigits(l))
+}
+
+// literalArith reports whether an arithmetic expression holds only
+// numbers: a name or expansion in arithmetic is evaluated as code
+// (x='a[$(cmd)]'; $((x)) runs cmd).
+func literalArith(x syntax.ArithmExpr) bool {
+	switch x := x.(type) {
+	case *syntax.Word:
+		return len(x.Parts) == 1 && isDigits(x.Lit())
+	case *syntax.BinaryArithm:
+		switch x.Op {
+		case syntax.Assgn, syntax.AddAssgn, syntax.SubAssgn, syntax.MulAssgn, syntax.QuoAssgn, syntax.RemAssgn,
+			syntax.AndAssgn, syntax.OrAssgn, syntax.XorAssgn, syntax.ShlAssgn, syntax.ShrAssgn:
+			return false
+		}
+		return literalArith(x.X) && literalArith(x.Y)
+	case *syntax.UnaryArithm:
+		if x.Op == syntax.Inc || x.Op == syntax.Dec {
+			return false
+		}
+		return literalArith(x.X)
+	case *syntax.ParenArithm:
+		return literalArith(x.X)
+	}
+	return false
+}
+
+// test walks [[ ]]: -v and -R name variables (a subscript is evaluated),
+// and the numeric comparisons evaluate both sides as arithmetic.
+func (w *walker) test(x syntax.TestExpr, at dirSet) {
+	switch x := x.(type) {
+	case *syntax.Word:
+		w.word(x, at)
+	case *syntax.ParenTest:
+		w.test(x.X, at)
+	case *syntax.UnaryTest:
+		if x.Op == syntax.TsVarSet || x.Op == syntax.TsRefVar {
+			w.unknown(x, "[[ -v ]] evaluates a subscript as code")
+			return
+		}
+		w.test(x.X, at)
+	case *syntax.BinaryTest:
+		switch x.Op {
+		case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
+			if !numericTestWord(x.X) || !numericTestWord(x.Y) {
+				w.unknown(x, "[[ -eq ]] evaluates its operands as arithmetic")
+				return
+			}
+		}
+		w.test(x.X, at)
+		w.test(x.Y, at)
+	default:
+		w.unknown(x, "a test agentjq does not model")
+	}
+}
+
+func numericTestWord(x syntax.TestExpr) bool {
+	wd, ok := x.(*syntax.Word)
+	if !ok {
+		return false
+	}
+	s := wordOf(wd)
+	return !s.uncertain() && isDigits(strings.TrimPrefix(s.text, "-"))
+}
+
+func (w *walker) redirect(r *syntax.Redirect, at dirSet) {
+	if r.N != nil && strings.HasPrefix(r.N.Value, "{") {
+		w.unknown(r, "{var}> assigns a variable")
+		return
+	}
+	w.word(r.Word, at)
+	w.word(r.Hdoc, at)
+	if t, ok := redirectWrite(r); ok {
+		w.parts = append(w.parts, shPart{write: true, writePath: t, dirs: at, src: source(w.src, r)})
+	}
+	if t, ok := redirectRead(r); ok {
+		w.parts = append(w.parts, shPart{read: true, writePath: t, dirs: at, src: source(w.src, r)})
+	}
+}
+
+// redirectRead reports the file an input redirection reads (< f, <> f,
+// $(< f)): judged by the Read rules like a Read of the file.
+func redirectRead(r *syntax.Redirect) (shWord, bool) {
+	switch r.Op {
+	case syntax.RdrIn, syntax.RdrInOut:
+	case syntax.DplIn:
+		w := wordOf(r.Word)
+		if !w.uncertain() && (w.text == "-" || isDigits(strings.TrimSuffix(w.text, "-"))) {
+			return shWord{}, false
+		}
+	default:
+		return shWord{}, false
+	}
+	if r.Word == nil {
+		return shWord{}, false
+	}
+	w := wordOf(r.Word)
+	if !w.uncertain() && (harmlessDevice(w.text) || w.text == "/dev/stdin" || w.text == "/dev/zero" || w.text == "/dev/urandom" || w.text == "/dev/random") {
+		return shWord{}, false
+	}
+	return w, true
 }
 
 func source(cmd string, n syntax.Node) string {
@@ -127,16 +561,18 @@ func redirectWrite(r *syntax.Redirect) (shWord, bool) {
 		return shWord{}, false
 	}
 	w := wordOf(r.Word)
-	if !w.uncertain() {
-		switch w.text {
-		case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty":
-			return shWord{}, false
-		}
-		if strings.HasPrefix(w.text, "/dev/fd/") && isDigits(w.text[len("/dev/fd/"):]) {
-			return shWord{}, false
-		}
+	if !w.uncertain() && harmlessDevice(w.text) {
+		return shWord{}, false
 	}
 	return w, true
+}
+
+func harmlessDevice(p string) bool {
+	switch p {
+	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty":
+		return true
+	}
+	return strings.HasPrefix(p, "/dev/fd/") && isDigits(p[len("/dev/fd/"):])
 }
 
 func isDigits(s string) bool {
@@ -162,7 +598,7 @@ func wordOf(w *syntax.Word) shWord {
 	for _, part := range w.Parts {
 		switch p := part.(type) {
 		case *syntax.Lit:
-			if strings.ContainsAny(p.Value, "*?[{") || (len(w.Parts) == 1 && strings.HasPrefix(p.Value, "~")) {
+			if mayExpand(p.Value) || (len(w.Parts) == 1 && strings.HasPrefix(p.Value, "~")) {
 				out.glob = true
 			}
 			b.WriteString(unescapeLit(p.Value))
@@ -194,6 +630,25 @@ func wordOf(w *syntax.Word) shWord {
 		out.text = rawWord(w)
 	}
 	return out
+}
+
+// mayExpand reports whether unquoted text may expand to other words: a
+// glob (*, ?, [..]) or a brace expansion ({a,b}, {1..3}). A lone [ or ]
+// (the test command) stays itself.
+func mayExpand(s string) bool {
+	if strings.ContainsAny(s, "*?") {
+		return true
+	}
+	if i := strings.IndexByte(s, '['); i >= 0 && strings.IndexByte(s[i+1:], ']') >= 0 {
+		return true
+	}
+	if i := strings.IndexByte(s, '{'); i >= 0 {
+		rest := s[i+1:]
+		if j := strings.IndexByte(rest, '}'); j >= 0 && (strings.Contains(rest[:j], ",") || strings.Contains(rest[:j], "..")) {
+			return true
+		}
+	}
+	return false
 }
 
 func rawWord(w *syntax.Word) string {
@@ -236,111 +691,355 @@ func unescapeDbl(s string) string {
 	return b.String()
 }
 
-func assignWord(a *syntax.Assign) shWord {
+// assign walks an assignment's value and reports it as a word for the
+// command's full form; ok is false when it is unknown (a subscript, an
+// array with subscripts).
+func (w *walker) assign(a *syntax.Assign, at dirSet) (shWord, bool) {
 	name := ""
 	if a.Name != nil {
 		name = a.Name.Value
 	}
+	if a.Index != nil {
+		w.unknown(a, "a subscript is evaluated as arithmetic")
+		return shWord{}, false
+	}
+	if a.Array != nil {
+		for _, e := range a.Array.Elems {
+			if e.Index != nil {
+				w.unknown(a, "a subscript is evaluated as arithmetic")
+				return shWord{}, false
+			}
+			w.word(e.Value, at)
+		}
+		return shWord{text: name + "=(...)", dyn: true}, true
+	}
+	w.word(a.Value, at)
 	if a.Naked {
 		if a.Value != nil {
-			return wordOf(a.Value)
+			return wordOf(a.Value), true
 		}
-		return shWord{text: name}
-	}
-	if a.Array != nil || a.Index != nil {
-		return shWord{text: name + "=", dyn: true}
+		return shWord{text: name}, true
 	}
 	v := wordOf(a.Value)
 	v.text = name + "=" + v.text
-	return v
+	return v, true
 }
 
-// safeEnv are variables that cannot change which program runs or what it
-// loads; a prefix assignment of one of these is looked through.
+// safeEnv are variables that cannot change which program runs, what it
+// loads or where it writes; assigning one is no effect on later commands.
 var safeEnv = map[string]bool{
 	"LANG": true, "LANGUAGE": true, "TZ": true, "NO_COLOR": true, "FORCE_COLOR": true,
 	"TERM": true, "CI": true, "DEBUG": true, "VERBOSE": true, "COLUMNS": true, "LINES": true,
 	"RUST_BACKTRACE": true, "RUST_LOG": true, "NODE_ENV": true, "GOOS": true, "GOARCH": true,
-	"CGO_ENABLED": true, "GOFLAGS": true, "GOMAXPROCS": true, "GOTOOLCHAIN": true, "PYTHONUNBUFFERED": true,
-	"PYTHONDONTWRITEBYTECODE": true, "GIT_PAGER": false, "PAGER": false,
+	"CGO_ENABLED": true, "GOMAXPROCS": true, "PYTHONUNBUFFERED": true, "PYTHONDONTWRITEBYTECODE": true,
 }
 
 func isSafeEnv(name string) bool {
 	return safeEnv[name] || strings.HasPrefix(name, "LC_")
 }
 
-// callParts reads one simple command: its forms (looking through wrappers)
-// and any commands it makes another program run (bash -c, eval, xargs,
-// find -exec), which become parts of their own.
-func callParts(src string, c *syntax.CallExpr, depth int) []shPart {
-	text := source(src, c)
+// lowerEnv are lower-case variables that programs read from the
+// environment.
+var lowerEnvPrefixes = []string{"http_proxy", "https_proxy", "ftp_proxy", "all_proxy", "no_proxy", "npm_config_", "yarn_", "pnpm_", "histchars"}
+
+// inertName reports whether assigning name changes nothing but the shell's
+// own variable. Upper-case names are the environment's namespace (HOME,
+// PATH, IFS, BASH_ENV, PS4, LD_*, GIT_*...): a bare assignment of one may
+// update an exported variable, so only the known-safe ones are inert.
+// exported is true for export and prefix assignments, which reach the
+// programs run: only the known-safe names are inert then.
+func (w *walker) inertName(name string, exported bool) bool {
+	if isSafeEnv(name) {
+		return true
+	}
+	if exported || name == "" {
+		return false
+	}
+	lower := false
+	for _, c := range name {
+		switch {
+		case c >= 'a' && c <= 'z':
+			lower = true
+		case c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_':
+		default:
+			return false
+		}
+	}
+	if !lower {
+		return false
+	}
+	l := strings.ToLower(name)
+	for _, p := range lowerEnvPrefixes {
+		if strings.HasPrefix(l, p) {
+			return false
+		}
+	}
+	return true
+}
+
+// decl reads declare/local/typeset/export/readonly: plain names and
+// values are assignments like any other; an option (-n nameref, -i
+// integer, -x export, -a...) or a name chosen at run time is unknown.
+func (w *walker) decl(d *syntax.DeclClause, at dirSet) {
+	exported := d.Variant.Value == "export" || d.Variant.Value == "readonly"
+	switch d.Variant.Value {
+	case "declare", "local", "typeset", "export", "readonly":
+	default:
+		w.unknown(d, d.Variant.Value+" is not modelled")
+		return
+	}
+	for _, a := range d.Args {
+		if _, ok := w.assign(a, at); !ok {
+			return
+		}
+		if a.Name == nil {
+			w.unknown(d, d.Variant.Value+" with an option or a name chosen at run time")
+			return
+		}
+		if !w.inertName(a.Name.Value, exported) {
+			w.unknown(d, "assigning "+a.Name.Value+" changes what later commands do")
+			return
+		}
+	}
+	w.parts = append(w.parts, shPart{inert: true, forms: []shForm{{words: []shWord{{text: d.Variant.Value}}}}, src: source(w.src, d)})
+}
+
+// call reads one simple command.
+func (w *walker) call(c *syntax.CallExpr, at dirSet) flow {
+	text := source(w.src, c)
 	var pre []shWord
 	guardedAssign := false
 	for _, a := range c.Assigns {
-		w := assignWord(a)
-		pre = append(pre, w)
-		if a.Name == nil || !isSafeEnv(a.Name.Value) || w.dyn {
+		v, ok := w.assign(a, at)
+		if !ok {
+			return same(at)
+		}
+		pre = append(pre, v)
+		if a.Name == nil || !isSafeEnv(a.Name.Value) || v.dyn {
 			guardedAssign = true
 		}
+	}
+	for _, a := range c.Args {
+		w.word(a, at)
+	}
+	if len(c.Args) == 0 {
+		// A bare assignment runs nothing, but it changes what later
+		// commands do unless the variable is the shell's own.
+		for _, a := range c.Assigns {
+			if a.Name == nil || !w.inertName(a.Name.Value, false) {
+				w.unknown(c, "assigning "+a.Name.Value+" changes what later commands do")
+				break
+			}
+		}
+		return same(at)
 	}
 	words := make([]shWord, 0, len(c.Args))
 	for _, a := range c.Args {
 		words = append(words, wordOf(a))
 	}
-	if len(words) == 0 {
-		return nil // a bare assignment runs nothing (values were walked)
-	}
 	var forms []shForm
 	if len(pre) > 0 {
 		forms = append(forms, shForm{words: append(append([]shWord{}, pre...), words...), guarded: guardedAssign})
 	}
-	forms = append(forms, unwrap(words)...)
-	part := shPart{forms: forms, src: text}
-	parts := []shPart{part}
-	inner := forms[len(forms)-1].words
-	parts = append(parts, spawnedParts(inner, text, depth)...)
-	return parts
-}
-
-// unwrap returns the forms of a command: itself, then each command found
-// by looking through a wrapper.
-func unwrap(words []shWord) []shForm {
-	forms := []shForm{{words: words}}
-	for range 16 {
-		next, guarded, ok := unwrapOnce(words)
-		if !ok || len(next) == 0 {
-			break
-		}
-		if guarded {
-			forms[len(forms)-1].guarded = true
-		}
-		forms = append(forms, shForm{words: next})
-		words = next
+	u := unwrap(words)
+	if u.reason != "" {
+		w.unknown(c, u.reason)
+		return same(at)
 	}
-	return forms
+	forms = append(forms, u.forms...)
+	inner := forms[len(forms)-1].words
+	part := shPart{forms: forms, src: text}
+	innerAt := at
+	if u.chdir {
+		innerAt = dirSet{unknown: true}
+	}
+	next := same(at)
+	switch b := w.builtin(inner, at, len(pre) > 0 || len(u.forms) > 1); {
+	case b.reason != "":
+		w.unknown(c, b.reason)
+		return same(at)
+	case b.inert:
+		part.inert = true
+		next = b.next
+	}
+	w.parts = append(w.parts, part)
+	for _, t := range u.writes {
+		w.parts = append(w.parts, shPart{write: true, writePath: t, dirs: at, src: text})
+	}
+	if w.spawned(inner, text, innerAt) {
+		return same(dirSet{unknown: true})
+	}
+	return next
 }
 
-// wrapperFlags lists, per wrapper, the options that take a separate value.
-var wrapperFlags = map[string]string{
-	"timeout": "sk",
-	"nice":    "n",
-	"ionice":  "cnpt",
-	"stdbuf":  "ioe",
-	"sudo":    "ugCDhpRrtTU",
-	"doas":    "uC",
-	"exec":    "a",
-	"env":     "uCS",
-	"nohup":   "",
-	"command": "",
-	"builtin": "",
-	"time":    "fo",
-	"chrt":    "",
-	"taskset": "",
+// builtinResult is what a shell builtin does to the shell.
+type builtinResult struct {
+	inert  bool
+	reason string // unknown
+	next   flow
 }
 
-// guardedWrappers change the privileges or environment the inner command
-// runs with.
-var guardedWrappers = map[string]bool{"sudo": true, "doas": true}
+// stateBuiltins change the shell for later commands or run text as code;
+// none is modelled beyond what builtin() reads.
+var stateBuiltins = map[string]string{
+	"alias": "", "unalias": "", "enable": "", "hash": "", "trap": "", "source": "", ".": "", "shopt": "",
+	"bind": "", "complete": "", "compgen": "", "compopt": "", "fc": "", "history": "", "let": "",
+	"getopts": "", "mapfile": "", "readarray": "", "export": "", "readonly": "", "declare": "", "local": "",
+	"typeset": "", "ulimit": "", "umask": "", "popd": "", "dirs": "", "disown": "", "suspend": "", "logout": "",
+	"coproc": "", "select": "", "caller": "",
+}
+
+// builtin reads the builtins that change the shell itself. wrapped is true
+// when assignments or wrappers surround the command, which makes cd's
+// effect unknown.
+func (w *walker) builtin(words []shWord, at dirSet, wrapped bool) builtinResult {
+	name := cmdName(words[0])
+	args := words[1:]
+	static := true
+	for _, a := range args {
+		if a.uncertain() {
+			static = false
+		}
+	}
+	switch name {
+	case "cd", "pushd":
+		var dir []shWord
+		for _, a := range args {
+			if a.uncertain() || !strings.HasPrefix(a.text, "-") || a.text == "-" {
+				dir = append(dir, a)
+				continue
+			}
+			if a.text == "--" || a.text == "-P" || a.text == "-L" {
+				continue
+			}
+			return builtinResult{reason: name + " " + a.text + " is not modelled"}
+		}
+		switch {
+		case wrapped || len(dir) > 1 || (len(dir) == 1 && (dir[0].uncertain() || dir[0].text == "-" || strings.HasPrefix(dir[0].text, "~") && !strings.HasPrefix(dir[0].text, "~/") && dir[0].text != "~")):
+			return builtinResult{inert: true, next: same(dirSet{unknown: true})}
+		case len(dir) == 0:
+			if name == "pushd" {
+				return builtinResult{inert: true, next: same(dirSet{unknown: true})}
+			}
+			return builtinResult{inert: true, next: flow{at.cd("~"), at.union(at.cd("~"))}}
+		}
+		to := at.cd(dir[0].text)
+		return builtinResult{inert: true, next: flow{to, at.union(to)}}
+	case "set":
+		if !static || !safeSet(args) {
+			return builtinResult{reason: "set with these options changes how later commands run"}
+		}
+		return builtinResult{inert: true, next: same(at)}
+	case "true", "false", ":":
+		return builtinResult{inert: true, next: same(at)}
+	case "wait":
+		for _, a := range args {
+			if a.uncertain() || !(isDigits(a.text) || a.text == "-n" || a.text == "-f") {
+				return builtinResult{reason: "wait with these arguments is not modelled (-p assigns)"}
+			}
+		}
+		return builtinResult{inert: true, next: same(at)}
+	case "read":
+		return w.readBuiltin(args, at)
+	case "unset":
+		for _, a := range args {
+			if a.uncertain() || a.text == "-n" {
+				return builtinResult{reason: "unset of a name chosen at run time"}
+			}
+			if a.text == "-v" || a.text == "-f" {
+				continue
+			}
+			if !w.inertName(a.text, false) {
+				return builtinResult{reason: "unsetting " + a.text + " changes what later commands do"}
+			}
+		}
+		return builtinResult{inert: true, next: same(at)}
+	case "printf":
+		for _, a := range args {
+			if a.uncertain() {
+				return builtinResult{reason: "printf's options are chosen at run time (-v assigns, evaluating a subscript)"}
+			}
+			if a.text == "--" || !strings.HasPrefix(a.text, "-") {
+				break
+			}
+			if strings.Contains(a.text, "v") {
+				return builtinResult{reason: "printf -v assigns a variable, evaluating its subscript"}
+			}
+		}
+	case "test", "[":
+		for _, a := range args {
+			if a.uncertain() || a.text == "-v" || a.text == "-R" {
+				return builtinResult{reason: "test -v evaluates a subscript as code; test's operators here are chosen at run time"}
+			}
+		}
+	}
+	if _, ok := stateBuiltins[name]; ok {
+		return builtinResult{reason: name + " changes the shell or runs text as code"}
+	}
+	return builtinResult{next: same(at)}
+}
+
+// safeSet accepts set -e/-u/-x/-o pipefail and set -- (positional
+// parameters).
+func safeSet(args []shWord) bool {
+	for i := 0; i < len(args); i++ {
+		t := args[i].text
+		if t == "--" {
+			return true
+		}
+		if len(t) < 2 || (t[0] != '-' && t[0] != '+') {
+			return false
+		}
+		for _, c := range t[1:] {
+			switch c {
+			case 'e', 'u', 'x':
+			case 'o':
+				i++
+				if i >= len(args) {
+					return false
+				}
+				switch args[i].text {
+				case "pipefail", "errexit", "nounset", "xtrace":
+				default:
+					return false
+				}
+			default:
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// readBuiltin accepts read into plain shell variables.
+func (w *walker) readBuiltin(args []shWord, at dirSet) builtinResult {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a.uncertain() {
+			return builtinResult{reason: "read into a name chosen at run time"}
+		}
+		t := a.text
+		if strings.HasPrefix(t, "-") && len(t) > 1 {
+			switch t {
+			case "-r", "-s", "-e", "-rs", "-sr", "-er", "-re":
+			case "-d", "-n", "-N", "-p", "-t", "-u":
+				i++
+			case "-a":
+				i++
+				if i >= len(args) || args[i].uncertain() || !w.inertName(args[i].text, false) {
+					return builtinResult{reason: "read -a into this name is not modelled"}
+				}
+			default:
+				return builtinResult{reason: "read " + t + " is not modelled"}
+			}
+			continue
+		}
+		if !w.inertName(t, false) {
+			return builtinResult{reason: "read assigns " + t}
+		}
+	}
+	return builtinResult{inert: true, next: same(at)}
+}
 
 func cmdName(w shWord) string {
 	if w.uncertain() {
@@ -362,156 +1061,116 @@ func systemBin(name string) string {
 	return ""
 }
 
-func unwrapOnce(words []shWord) (inner []shWord, guarded, ok bool) {
-	name := systemBin(cmdName(words[0]))
-	valFlags, isWrapper := wrapperFlags[name]
-	if !isWrapper {
-		return nil, false, false
-	}
-	guarded = guardedWrappers[name]
-	i := 1
-	for i < len(words) {
-		w := words[i]
-		if w.uncertain() {
-			// An option we cannot read: we cannot tell where the command starts.
-			return nil, false, false
-		}
-		t := w.text
-		if t == "--" {
-			i++
-			break
-		}
-		if name == "env" && strings.Contains(t, "=") && !strings.HasPrefix(t, "-") {
-			if !isSafeEnv(t[:strings.IndexByte(t, '=')]) {
-				guarded = true
-			}
-			i++
-			continue
-		}
-		if !strings.HasPrefix(t, "-") || t == "-" {
-			break
-		}
-		if name == "command" && (t == "-v" || t == "-V") {
-			return nil, false, false // a lookup, runs nothing
-		}
-		if name == "env" && (t == "-S" || strings.HasPrefix(t, "--split-string")) {
-			return nil, false, false
-		}
-		if name == "env" && (t == "-i" || t == "--ignore-environment") {
-			guarded = true
-		}
-		if name == "nice" && len(t) > 1 && isDigits(t[1:]) {
-			i++
-			continue
-		}
-		i++
-		if !strings.HasPrefix(t, "--") && len(t) == 2 && strings.IndexByte(valFlags, t[1]) >= 0 {
-			i++ // the option's value
-		} else if strings.HasPrefix(t, "--") && !strings.Contains(t, "=") && longTakesValue(name, t) {
-			i++
-		}
-	}
-	if name == "timeout" {
-		i++ // the duration
-	}
-	if name == "chrt" || name == "taskset" {
-		i++ // priority or mask
-	}
-	if i >= len(words) {
-		return nil, false, false
-	}
-	return words[i:], guarded, true
-}
-
-func longTakesValue(name, flag string) bool {
-	switch name + " " + flag {
-	case "timeout --signal", "timeout --kill-after", "nice --adjustment", "sudo --user", "sudo --group",
-		"sudo --chdir", "sudo --prompt", "sudo --host", "env --unset", "env --chdir":
-		return true
-	}
-	return false
-}
-
 var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "ash": true}
 
-// spawnedParts finds commands that a command makes another program run.
-func spawnedParts(words []shWord, src string, depth int) []shPart {
-	if len(words) == 0 {
-		return nil
-	}
+// spawned adds the commands a command makes another program run: shell
+// scripts (sh -c, eval, watch, flock -c), xargs and find -exec. moved is
+// true when an eval'd script may move the shell itself.
+func (w *walker) spawned(words []shWord, src string, at dirSet) (moved bool) {
 	name := cmdName(words[0])
 	if name == "" {
-		return nil
+		return false
 	}
-	base := path.Base(name)
-	if strings.Contains(name, "/") && systemBin(name) == "" {
-		base = "" // a local script: allowed only by a rule naming it
-	}
-	unknown := func() []shPart { return []shPart{{unknown: true, src: src}} }
-	script := func(s shWord) []shPart {
-		if s.uncertain() || depth >= maxNesting {
-			return unknown()
+	base := systemBin(name)
+	unknown := func(reason string) { w.parts = append(w.parts, shPart{unknown: true, reason: reason, src: src}) }
+	script := func(s shWord) {
+		if s.uncertain() || w.depth >= maxNesting {
+			unknown("a script chosen at run time")
+			return
 		}
-		parts, err := splitBashDepth(s.text, depth+1)
+		w.depth++
+		end, err := w.script(s.text, at)
 		if err != nil {
-			return unknown()
+			unknown("a nested script that does not parse")
 		}
-		return parts
+		moved = !end.equal(at)
+		w.depth--
 	}
 	switch {
 	case shells[base]:
 		for i := 1; i < len(words); i++ {
 			t := words[i]
 			if t.uncertain() {
-				return unknown()
+				unknown("shell options chosen at run time")
+				return false
 			}
-			if strings.HasPrefix(t.text, "-") && !strings.HasPrefix(t.text, "--") && strings.Contains(t.text, "c") {
-				if i+1 < len(words) {
-					return script(words[i+1])
+			if !strings.HasPrefix(t.text, "-") || t.text == "-" {
+				return false // a script file: the rule must name it
+			}
+			if strings.HasPrefix(t.text, "--") {
+				unknown("shell option " + t.text + " is not modelled")
+				return false
+			}
+			for _, c := range t.text[1:] {
+				if !strings.ContainsRune("celuxv", c) {
+					unknown("shell option " + t.text + " is not modelled")
+					return false
 				}
-				return unknown()
+			}
+			if strings.Contains(t.text, "c") {
+				if i+1 < len(words) {
+					script(words[i+1])
+					return false // a child shell: its cd stays there
+				}
+				unknown("sh -c without a script")
+				return false
 			}
 		}
 	case base == "eval":
-		var b strings.Builder
-		for i, w := range words[1:] {
-			if w.uncertain() {
-				return unknown()
-			}
-			if i > 0 {
-				b.WriteByte(' ')
-			}
-			b.WriteString(w.text)
+		script(joinWords(words[1:]))
+		return moved
+	case base == "watch":
+		if i, exec, ok := watchCommand(words); !ok {
+			unknown("watch option not modelled")
+		} else if exec {
+			w.nested(words[i:], src, at)
+		} else {
+			script(joinWords(words[i:]))
 		}
-		return script(shWord{text: b.String()})
+	case base == "flock":
+		w.flock(words, src, at, script, unknown)
 	case base == "xargs":
-		i := 1
-		for i < len(words) && !words[i].uncertain() && strings.HasPrefix(words[i].text, "-") {
-			t := words[i].text
-			i++
-			if len(t) == 2 && strings.IndexByte("IiLlnPsdEa", t[1]) >= 0 {
-				i++
-			}
-		}
-		if i < len(words) {
-			return []shPart{{forms: unwrap(words[i:]), src: src}}
-		}
+		w.xargs(words, src, at, unknown)
 	case base == "find":
-		var parts []shPart
-		for i := 1; i < len(words); i++ {
-			switch words[i].text {
-			case "-exec", "-execdir", "-ok", "-okdir":
-				j := i + 1
-				for j < len(words) && words[j].text != ";" && words[j].text != "+" {
-					j++
-				}
-				if j > i+1 {
-					parts = append(parts, shPart{forms: unwrap(words[i+1 : j]), src: src})
-				}
-				i = j
-			}
-		}
-		return parts
+		w.find(words, src, at, unknown)
 	}
-	return nil
+	return false
+}
+
+// nested adds a command run by another program as a part of its own.
+func (w *walker) nested(words []shWord, src string, at dirSet) {
+	if len(words) == 0 {
+		return
+	}
+	u := unwrap(words)
+	if u.reason != "" {
+		w.parts = append(w.parts, shPart{unknown: true, reason: u.reason, src: src})
+		return
+	}
+	w.parts = append(w.parts, shPart{forms: u.forms, src: src})
+	for _, t := range u.writes {
+		w.parts = append(w.parts, shPart{write: true, writePath: t, dirs: at, src: src})
+	}
+	inner := u.forms[len(u.forms)-1].words
+	if u.chdir {
+		at = dirSet{unknown: true}
+	}
+	if b := w.builtin(inner, at, true); b.reason != "" {
+		w.parts = append(w.parts, shPart{unknown: true, reason: b.reason, src: src})
+	}
+	w.spawned(inner, src, at)
+}
+
+func joinWords(ws []shWord) shWord {
+	var b strings.Builder
+	for i, w := range ws {
+		if w.uncertain() {
+			return shWord{dyn: true}
+		}
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(w.text)
+	}
+	return shWord{text: b.String()}
 }

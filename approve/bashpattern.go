@@ -120,13 +120,17 @@ const (
 
 // match matches the words of one command form.
 func (p *bashPattern) match(words []shWord, mode matchMode) bool {
-	if len(words) > 64 || len(p.toks) > 64 {
-		return mode == conservative
+	// Long commands are matched like short ones: the memo is sized to
+	// them (0 unknown, 1 true, 2 false).
+	cols := len(p.toks) + 1
+	var small [65 * 65]int8
+	memo := small[:]
+	if n := (len(words) + 1) * cols; n > len(small) {
+		memo = make([]int8, n)
 	}
-	var memo [65 * 65]int8 // 0 unknown, 1 true, 2 false
 	var rec func(i, j int) bool
 	rec = func(i, j int) bool {
-		k := i*65 + j
+		k := i*cols + j
 		if memo[k] != 0 {
 			return memo[k] == 1
 		}

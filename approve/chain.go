@@ -59,6 +59,9 @@ type Chain struct {
 	closer   io.Closer
 	opts     ChainOptions
 
+	// shell follows the Bash tool's working directory across calls.
+	shell shellCwd
+
 	ttyOnce  sync.Once
 	prompter *Prompter
 	tty      io.Closer
@@ -153,8 +156,13 @@ func (c *Chain) Explain(ctx context.Context, req *Request, trace func(string)) (
 	req = &r
 	var asked *Verdict
 	unmatched := ""
+	shell := c.shell.at(req.Cwd)
+	if v, ok := protectWithoutRules(c.rules, req, shell, c.opts.Home); ok {
+		trace(step("protected", v))
+		return c.finish(req, v), nil
+	}
 	if c.rules != nil {
-		v := c.rules.decide(req)
+		v := c.rules.decideAt(req, shell)
 		trace(step("rules", v))
 		switch v.Behavior {
 		case protocol.Allow, protocol.Deny:
@@ -278,9 +286,16 @@ func (c *Chain) ctxVerdict(ctx context.Context) Verdict {
 }
 
 // finish makes a verdict safe to send: an allow always carries the input
-// (answers included for a question), a deny always a message.
+// (answers included for a question), a deny always a message; see
+// checkAnswer. The Bash tool's directory is followed from here.
 func (c *Chain) finish(req *Request, v Verdict) Verdict {
-	if v.Behavior == protocol.Allow {
+	v, ran := protectRewrite(c.rules, req, c.finishAnswer(req, v), c.shell.at(req.Cwd), c.opts.Home)
+	c.shell.observe(ran, v, c.opts.Home)
+	return v
+}
+
+func (c *Chain) finishAnswer(req *Request, v Verdict) Verdict {
+	if v = checkAnswer(v); v.Behavior == protocol.Allow {
 		if len(v.UpdatedInput) == 0 {
 			v.UpdatedInput = req.Input
 		}
@@ -291,7 +306,7 @@ func (c *Chain) finish(req *Request, v Verdict) Verdict {
 		return v
 	}
 	v.Behavior = protocol.Deny
-	if v.Message == "" {
+	if strings.TrimSpace(v.Message) == "" {
 		v.Message = "agentjq: denied."
 	}
 	return v

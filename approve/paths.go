@@ -76,7 +76,7 @@ func compilePathPattern(spec, home string) (*pathPattern, error) {
 		p.floating = false
 	}
 	if p.bases != nil {
-		if r, err := filepath.EvalSymlinks(p.bases[0]); err == nil && r != p.bases[0] {
+		if r, ok := resolvePath(p.bases[0]); ok && r != p.bases[0] {
 			p.bases = append(p.bases, r)
 		}
 	}
@@ -98,58 +98,99 @@ type reading struct {
 
 // resolveTarget cleans p against cwd and resolves symlinks along it.
 func resolveTarget(p, cwd, home string) target {
-	if p == "" || strings.ContainsRune(p, 0) || cwd == "" && !filepath.IsAbs(p) {
+	return resolveTargetFrom(p, cwd, cwd, home)
+}
+
+// resolveTargetFrom resolves p against base; the readings are anchored at
+// anchor (the session's directory, where relative path rules start).
+func resolveTargetFrom(p, base, anchor, home string) target {
+	if p == "" || strings.ContainsRune(p, 0) || base == "" && !filepath.IsAbs(p) {
 		return target{unknown: true}
 	}
 	var t target
-	add := func(abs string) {
-		abs = filepath.Clean(abs)
-		t.readings = append(t.readings, reading{abs: abs, cwd: filepath.Clean(cwd)})
-		if r := resolvePath(abs); r != abs {
-			rc := resolvePath(filepath.Clean(cwd))
-			t.readings = append(t.readings, reading{abs: r, cwd: rc})
+	add := func(raw string) {
+		abs := filepath.Clean(raw)
+		t.readings = append(t.readings, reading{abs: abs, cwd: filepath.Clean(anchor)})
+		// The lexical reading (what claude's file tools use) and the
+		// physical ones (what the kernel does with links and ..).
+		for _, p := range []string{abs, raw} {
+			r, ok := resolvePath(p)
+			if !ok {
+				t = target{unknown: true}
+				return
+			}
+			if r != abs {
+				t.readings = append(t.readings, reading{abs: r, cwd: resolveDir(filepath.Clean(anchor))})
+			}
 		}
 	}
 	if p == "~" || strings.HasPrefix(p, "~/") {
 		if home == "" {
 			return target{unknown: true}
 		}
-		add(filepath.Join(home, p[1:]))
+		add(home + "/" + p[1:])
 		return t
 	}
 	if filepath.IsAbs(p) {
 		add(p)
 	} else {
-		add(filepath.Join(cwd, p))
+		add(base + "/" + p)
+	}
+	for _, r := range t.readings {
+		if hardLinked(r.abs) {
+			return target{unknown: true}
+		}
 	}
 	return t
 }
 
-// resolvePath resolves symlinks in the longest existing prefix of abs (the
-// file itself may not exist yet) and appends the rest.
-func resolvePath(abs string) string {
-	rest := ""
-	cur := abs
-	for range 256 {
-		if r, err := filepath.EvalSymlinks(cur); err == nil {
-			if rest == "" {
-				return r
-			}
-			return filepath.Join(r, rest)
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return abs
-		}
-		base := filepath.Base(cur)
-		if rest == "" {
-			rest = base
-		} else {
-			rest = base + string(filepath.Separator) + rest
-		}
-		cur = parent
+func resolveDir(d string) string {
+	if r, ok := resolvePath(d); ok {
+		return r
 	}
-	return abs
+	return d
+}
+
+// resolvePath returns where a write to abs would land: every symlink along
+// it is followed, dangling ones included (a link to a file that does not
+// exist yet is where the write creates it). ok is false for a loop.
+func resolvePath(abs string) (string, bool) {
+	todo := splitPath(abs)
+	done := "/"
+	for hops := 0; len(todo) > 0; {
+		seg := todo[0]
+		todo = todo[1:]
+		switch seg {
+		case ".":
+			continue
+		case "..":
+			done = filepath.Dir(done)
+			continue
+		}
+		next := filepath.Join(done, seg)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			// Nothing exists here, so nothing below it is a link.
+			return filepath.Join(append([]string{next}, todo...)...), true
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			done = next
+			continue
+		}
+		if hops++; hops > 40 {
+			return "", false
+		}
+		to, err := os.Readlink(next)
+		if err != nil {
+			return "", false
+		}
+		if !filepath.IsAbs(to) {
+			to = filepath.Join(done, to)
+		}
+		todo = append(splitPath(to), todo...)
+		done = "/"
+	}
+	return done, true
 }
 
 // matchReading reports whether the pattern matches one reading of a path.

@@ -159,7 +159,8 @@ func TestPromptAlwaysAddsSessionRule(t *testing.T) {
 	if r.v.Behavior != protocol.Allow || len(r.v.UpdatedPermissions) != 1 || !strings.Contains(string(r.v.UpdatedPermissions[0]), "addRules") {
 		t.Fatalf("always: %+v", r.v)
 	}
-	if got := p.SessionRules(); len(got) != 1 || got[0] != "Bash(rm -rf /tmp/x)" {
+	// rm's operand is a write: the session allows both.
+	if got := p.SessionRules(); len(got) != 2 || got[0] != "Bash(rm -rf /tmp/x)" || got[1] != "Edit(//tmp/x)" {
 		t.Errorf("session rules %q", got)
 	}
 	// The same call again: allowed without a prompt.

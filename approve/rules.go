@@ -91,8 +91,9 @@ type unit struct {
 	specValue string
 	specKnown bool
 
-	bashWrite bool // an output redirection inside a Bash command
+	bashWrite bool // a file a Bash command writes
 	bareBash  bool // the Bash call as a whole: only bare Bash rules
+	inert     bool // a Bash part that needs no allow (cd, set -e)
 }
 
 // matches reports whether r matches u. conservative mode (deny, ask) takes
@@ -182,80 +183,195 @@ func (rs *RuleSet) allowBash(u *unit) *rule {
 	return inner
 }
 
-// units reads the request into the units rules judge.
-func (rs *RuleSet) units(req *Request) ([]*unit, toolInput) {
-	var in toolInput
-	bad := json.Unmarshal(req.Input, &in) != nil
+// units reads the request into the units rules judge. shell is where
+// claude's shell may be (relative paths and Bash writes resolve there);
+// path rules stay anchored at req.Cwd.
+func (rs *RuleSet) units(req *Request, shell []string) ([]*unit, toolInput) {
+	in, bad := readToolInput(req.ToolName, req.Input)
 	tool := req.ToolName
 	u := &unit{tool: tool, text: tool}
 	switch {
 	case tool == "Bash":
-		if bad {
-			return []*unit{{tool: "Bash", bashUnknown: true, text: "Bash (unreadable input)"}}, in
+		if bad != "" {
+			return []*unit{{tool: "Bash", bashUnknown: true, text: "Bash (" + bad + ")"}}, in
 		}
-		return bashUnits(in.Command, req.Cwd, rs.home), in
+		return bashUnitsAt(in.Command, req.Cwd, shell, rs.home), in
 	case editTools[tool] || readTools[tool]:
 		p := in.FilePath
-		if p == "" {
+		if tool == "NotebookEdit" || tool == "NotebookRead" {
 			p = in.NotebookPath
 		}
-		if p == "" && (tool == "Glob" || tool == "Grep" || tool == "LS") && !bad {
-			p = req.Cwd
-			if in.Path != "" {
-				p = in.Path
+		if (tool == "Glob" || tool == "Grep" || tool == "LS") && p == "" {
+			p = in.Path
+			if p == "" {
+				p = "."
 			}
 		}
-		t := resolveTarget(p, req.Cwd, rs.home)
-		if bad {
+		var t target
+		switch {
+		case bad != "":
 			t = target{unknown: true}
+			u.text = tool + " (" + bad + ")"
+		default:
+			t = resolveIn(p, shell, req.Cwd, rs.home)
+			u.text = tool + " " + p
 		}
 		u.target = &t
-		u.text = tool + " " + p
 	case tool == "WebFetch":
 		u.host = urlHost(in.URL)
+		if bad != "" {
+			u.host = ""
+		}
 		u.text = "WebFetch " + in.URL
 	case strings.HasPrefix(tool, "mcp__"):
 		var srv struct {
 			Name string `json:"name"`
 		}
 		if len(req.MCPServer) > 0 {
-			_ = json.Unmarshal(req.MCPServer, &srv)
+			_ = decodeStrict(req.MCPServer, &srv)
 		}
 		u.mcpServer, u.mcpTool, u.mcpOK = splitMCP(tool, srv.Name)
 	default:
-		if field, ok := specFields[tool]; ok && !bad {
+		if field, ok := specFields[tool]; ok && bad == "" {
 			var m map[string]any
-			_ = json.Unmarshal(req.Input, &m)
-			if s, ok := m[field].(string); ok {
-				u.specValue, u.specKnown = s, true
+			if decodeStrict(req.Input, &m) == nil {
+				if s, ok := m[field].(string); ok {
+					u.specValue, u.specKnown = s, true
+				}
 			}
 		}
 	}
 	return []*unit{u}, in
 }
 
+// pathFields are the fields each file tool's schema names a path with.
+var pathFields = map[string][]string{
+	"Read": {"file_path"}, "Edit": {"file_path"}, "Write": {"file_path"}, "MultiEdit": {"file_path"},
+	"NotebookEdit": {"notebook_path"}, "NotebookRead": {"notebook_path"},
+	"Grep": {"path", "glob"}, "Glob": {"path", "pattern"}, "LS": {"path"},
+}
+
+// requiredPath are the tools whose path field must be present.
+var requiredPath = map[string]bool{"Read": true, "Edit": true, "Write": true, "MultiEdit": true, "NotebookEdit": true, "NotebookRead": true, "LS": true}
+
+// readToolInput reads a tool input strictly; bad says why it cannot be
+// judged (a duplicate or case-variant key, a path field of the wrong type,
+// a missing path, a glob that reaches outside its directory).
+func readToolInput(tool string, input json.RawMessage) (toolInput, string) {
+	var in toolInput
+	if err := decodeStrict(orEmpty(input), &in); err != nil {
+		return in, "input that does not match the tool's schema: " + err.Error()
+	}
+	fields, isFileTool := pathFields[tool]
+	if tool == "Bash" && in.Command == "" {
+		return in, "no command"
+	}
+	if !isFileTool {
+		return in, ""
+	}
+	var m map[string]json.RawMessage
+	if err := decodeStrict(orEmpty(input), &m); err != nil {
+		return in, "input that is not an object"
+	}
+	for _, f := range fields {
+		raw, ok := m[f]
+		if !ok {
+			continue
+		}
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return in, f + " is not a string"
+		}
+		if (f == "glob" || f == "pattern") && globEscapes(s) {
+			return in, f + " reaches outside the searched directory"
+		}
+	}
+	if requiredPath[tool] {
+		if _, ok := m[fields[0]]; !ok {
+			return in, "no " + fields[0]
+		}
+	}
+	return in, ""
+}
+
+// globEscapes reports whether a Grep/Glob pattern may name files outside
+// the directory searched (an absolute or ~ pattern, or a .. segment).
+func globEscapes(g string) bool {
+	if strings.HasPrefix(g, "/") || strings.HasPrefix(g, "~") || strings.ContainsRune(g, 0) {
+		return true
+	}
+	for _, seg := range strings.FieldsFunc(g, func(r rune) bool { return r == '/' || r == '{' || r == '}' || r == ',' }) {
+		if seg == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+// resolveIn resolves a tool's path: absolute as it is, relative against
+// every directory the shell may be in.
+func resolveIn(p string, shell []string, anchor, home string) target {
+	if p == "" || filepath.IsAbs(p) || p == "~" || strings.HasPrefix(p, "~/") {
+		return resolveTargetFrom(p, anchor, anchor, home)
+	}
+	if len(shell) == 0 {
+		return target{unknown: true}
+	}
+	var t target
+	for _, base := range shell {
+		r := resolveTargetFrom(p, base, anchor, home)
+		if r.unknown {
+			return r
+		}
+		t.readings = append(t.readings, r.readings...)
+	}
+	return t
+}
+
 func bashUnits(cmd, cwd, home string) []*unit {
+	return bashUnitsAt(cmd, cwd, []string{cwd}, home)
+}
+
+// bashUnitsAt reads a Bash command with the shell in one of shell's
+// directories; path rules are anchored at anchor.
+func bashUnitsAt(cmd, anchor string, shell []string, home string) []*unit {
 	units := []*unit{{tool: "Bash", bareBash: true, text: cmd}}
-	parts, err := splitBash(cmd)
+	a, err := analyzeBash(cmd)
 	if err != nil {
 		return append(units, &unit{tool: "Bash", bashUnknown: true, text: cmd + " (does not parse: " + err.Error() + ")"})
 	}
-	if len(parts) == 0 {
-		return append(units, &unit{tool: "Bash", bashUnknown: true, text: cmd + " (runs no command)"})
-	}
-	for _, p := range parts {
+	for _, p := range a.parts {
 		switch {
-		case p.write:
+		case p.write || p.read:
 			t := target{unknown: true}
-			if !p.writePath.uncertain() {
-				t = resolveTarget(p.writePath.text, cwd, home)
+			if !p.writePath.uncertain() && !p.dirs.unknown {
+				t = target{}
+				for _, d := range p.dirs.dirs {
+					r := resolveIn(joinDir(d, p.writePath.text), shell, anchor, home)
+					if r.unknown {
+						t = r
+						break
+					}
+					t.readings = append(t.readings, r.readings...)
+				}
+			}
+			if p.read {
+				units = append(units, &unit{tool: "Read", target: &t, text: p.src})
+				continue
 			}
 			units = append(units, &unit{tool: "Write", bashWrite: true, target: &t, text: p.src})
 		case p.unknown:
-			units = append(units, &unit{tool: "Bash", bashUnknown: true, text: p.src})
+			text := p.src
+			if p.reason != "" {
+				text += " (" + p.reason + ")"
+			}
+			units = append(units, &unit{tool: "Bash", bashUnknown: true, text: text})
 		default:
-			units = append(units, &unit{tool: "Bash", bash: p.forms, text: p.src})
+			units = append(units, &unit{tool: "Bash", bash: p.forms, inert: p.inert, text: p.src})
 		}
+	}
+	if len(a.parts) == 0 {
+		return append(units, &unit{tool: "Bash", bashUnknown: true, text: cmd + " (runs no command)"})
 	}
 	return units
 }
@@ -266,23 +382,40 @@ type ruleOutcome struct {
 	rule     *rule
 	unit     string // the part that decided, for messages
 	suggest  string // for unmatched: a rule that would allow the part
+	inert    bool   // allowed because it runs nothing
+	// uncertain: the rule matched because the unit cannot be judged.
+	uncertain bool
+	// protected: denied because it writes one of the agent's control files.
+	protected string
 }
 
 // evaluate judges a non-question request.
 func (rs *RuleSet) evaluate(req *Request) ruleOutcome {
-	units, _ := rs.units(req)
+	return rs.evaluateAt(req, nil)
+}
+
+// evaluateAt judges a request with the shell in one of shell's directories
+// (nil: the request's cwd; empty: unknown).
+func (rs *RuleSet) evaluateAt(req *Request, shell []string) ruleOutcome {
+	if shell == nil && req.Cwd != "" {
+		shell = []string{req.Cwd}
+	}
+	units, _ := rs.units(req, shell)
 	for _, list := range [][]*rule{rs.deny, rs.ask} {
 		for _, u := range units {
 			for _, r := range list {
 				if r.matches(u, conservative) {
-					return ruleOutcome{behavior: r.behavior, rule: r, unit: u.text}
+					return ruleOutcome{behavior: r.behavior, rule: r, unit: u.text, uncertain: u.bashUnknown || u.target != nil && u.target.unknown}
 				}
 			}
 		}
 	}
+	if p := rs.protectedUnit(units); p != nil {
+		return *p
+	}
 	var first *rule
 	for _, u := range units {
-		if u.bareBash {
+		if u.bareBash || u.inert {
 			continue
 		}
 		var ok *rule
@@ -306,6 +439,10 @@ func (rs *RuleSet) evaluate(req *Request) ruleOutcome {
 		}
 	}
 	if first == nil {
+		if req.ToolName == "Bash" && len(units) > 1 {
+			// Every part is inert (cd, set -e, true): it runs nothing.
+			return ruleOutcome{behavior: protocol.Allow, inert: true, unit: req.ToolName}
+		}
 		return ruleOutcome{}
 	}
 	return ruleOutcome{behavior: protocol.Allow, rule: first, unit: req.ToolName}
@@ -369,11 +506,32 @@ func (rs *RuleSet) decide(req *Request) Verdict {
 	if req.IsQuestion() {
 		return rs.decideQuestion(req)
 	}
-	o := rs.evaluate(req)
+	return rs.decideAt(req, nil)
+}
+
+// protectedRule names the protection of the agent's control files in
+// decisions.
+const protectedRule = "protected control file"
+
+// decideAt decides with the shell in one of shell's directories.
+func (rs *RuleSet) decideAt(req *Request, shell []string) Verdict {
+	if req.IsQuestion() {
+		return rs.decideQuestion(req)
+	}
+	o := rs.evaluateAt(req, shell)
+	switch {
+	case o.protected != "":
+		return Verdict{Behavior: protocol.Deny, Source: protocol.ByRules, Rule: protectedRule,
+			Message: fmt.Sprintf("agentjq: `%s` writes %s, one of the agent's control files (settings, hooks, git or shell configuration that makes code run); agentjq denies writes to these unless a policy rule names the file explicitly (see agentjq-policy(5)).", clip(o.unit, 200), o.protected)}
+	case o.inert:
+		return Verdict{Behavior: protocol.Allow, UpdatedInput: req.Input, Source: protocol.ByRules, Rule: "runs no program"}
+	}
 	switch o.behavior {
 	case protocol.Deny:
 		msg := o.rule.file.Message
-		if msg == "" {
+		if msg == "" && o.uncertain {
+			msg = fmt.Sprintf("agentjq: `%s` cannot be judged with certainty, so it was denied: it may be what policy rule %s (%s) denies.", clip(o.unit, 200), o.rule.text, o.rule.pos)
+		} else if msg == "" {
 			msg = fmt.Sprintf("agentjq: denied by policy rule %s (%s) for `%s`.", o.rule.text, o.rule.pos, clip(o.unit, 200))
 		}
 		return Verdict{Behavior: protocol.Deny, Message: msg, Source: protocol.ByRules, Rule: o.rule.where()}

@@ -250,7 +250,7 @@ var allowedCorpus = []corpusCase{
 	bashCase("echo $(git status)"),
 	bashCase("for f in a b; do echo $f; done"),
 	bashCase("if git status; then echo ok; fi"),
-	bashCase("X=1; echo $X"),
+	bashCase("x=1; echo $x"),
 	bashCase("(git status; echo done)"),
 	bashCase("git log --format='%h %s' -3"),
 	bashCase("echo \"done: $(git log -1 --format=%h)\""),
@@ -480,11 +480,11 @@ func TestAnswersFromRules(t *testing.T) {
 func TestSplitBashParts(t *testing.T) {
 	cases := map[string][]string{
 		"a && b | c; d":            {"a", "b", "c", "d"},
-		"echo $(x `y`)":            {"echo", "x", "y"},
+		"echo $(x `y`)":            {"y", "x", "echo"},
 		"timeout 5 nice -n 3 make": {"make"},
 		"sudo -u root env A=1 ls":  {"ls"},
 		"bash -c 'a; b'":           {"bash", "a", "b"},
-		"echo > f":                 {"echo", ">f"},
+		"echo > f":                 {">f", "echo"},
 	}
 	for cmd, want := range cases {
 		parts, err := splitBash(cmd)

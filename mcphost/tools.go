@@ -61,6 +61,15 @@ func ReadSchema(path string) (json.RawMessage, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("%s: not a JSON schema object: %v", path, err)
 	}
+	if props, ok := m["properties"].(map[string]any); ok {
+		names := map[string]string{}
+		for k := range props {
+			names[k] = ""
+		}
+		if err := collisions(names); err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, b); err != nil {
 		return nil, err
@@ -196,6 +205,9 @@ func (s *ToolServer) call(ctx context.Context, id json.RawMessage, params json.R
 	if p.Meta.ToolUseID != "" {
 		env = append(env, "AGENTJQ_TOOL_USE_ID="+p.Meta.ToolUseID)
 	}
+	if err := CheckArgNames(args); err != nil {
+		return resultResponse(id, callResult{[]textContent{{"text", "agentjq: " + err.Error()}}, true})
+	}
 	env = append(env, ArgEnv(args)...)
 	res := proc.Run(ctx, proc.Spec{
 		Command: tool.Command, Dir: s.Dir, Env: env,
@@ -260,8 +272,55 @@ func ArgEnv(args json.RawMessage) []string {
 	return env
 }
 
-// envName upper-cases a name and maps anything but letters and digits to
-// '_'.
+// CheckArgNames rejects arguments whose names map to the same environment
+// variable (file and FILE, a-b and a_b) or that repeat a name: the command
+// would see one value and could not tell which.
+func CheckArgNames(args json.RawMessage) error {
+	dec := json.NewDecoder(bytes.NewReader(args))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil // not an object: ArgEnv sets nothing
+	}
+	names := map[string]string{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		k := t.(string)
+		if _, dup := names[k]; dup {
+			return fmt.Errorf("the argument %q is given twice", k)
+		}
+		names[k] = ""
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return err
+		}
+	}
+	return collisions(names)
+}
+
+func collisions(names map[string]string) error {
+	keys := slices.Sorted(func(yield func(string) bool) {
+		for k := range names {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	by := map[string]string{}
+	for _, k := range keys {
+		v := "AGENTJQ_ARG_" + envName(k)
+		if other, ok := by[v]; ok {
+			return fmt.Errorf("the arguments %q and %q would both be $%s (names are upper-cased and every character but a letter or digit becomes _); rename one", other, k, v)
+		}
+		by[v] = k
+	}
+	return nil
+}
+
+// envName upper-cases a name and maps anything but ASCII letters and
+// digits to '_'. Two names that map to the same variable are refused
+// (CheckArgNames, ReadSchema).
 func envName(k string) string {
 	b := []byte(strings.ToUpper(k))
 	for i, c := range b {

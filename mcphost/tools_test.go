@@ -134,6 +134,23 @@ func TestArgEnv(t *testing.T) {
 	}
 }
 
+func TestArgNameCollisions(t *testing.T) {
+	for _, args := range []string{`{"file":"a","FILE":"b"}`, `{"a-b":1,"a_b":2}`, `{"x":1,"x":2}`, `{"é":1,"__":2}`} {
+		if err := CheckArgNames(json.RawMessage(args)); err == nil {
+			t.Errorf("%s: accepted", args)
+		}
+	}
+	if err := CheckArgNames(json.RawMessage(`{"file":"a","file_path":"b","n":{"file":1,"FILE":2}}`)); err != nil {
+		t.Errorf("distinct names: %v", err)
+	}
+	dir := t.TempDir()
+	p := dir + "/s.json"
+	os.WriteFile(p, []byte(`{"type":"object","properties":{"city":{},"CITY":{}}}`), 0o644)
+	if _, err := ReadSchema(p); err == nil || !strings.Contains(err.Error(), "AGENTJQ_ARG_CITY") {
+		t.Errorf("colliding schema: %v", err)
+	}
+}
+
 func TestReadSchema(t *testing.T) {
 	dir := t.TempDir()
 	good, bad := dir+"/good.json", dir+"/bad.json"

@@ -230,7 +230,7 @@ var environment = map[string]string{
 	"PATH":                 "Where the agent binary is looked up.",
 	"AGENTJQ_TOOL":         "Set for a --mcp-tool command: the tool's name.",
 	"AGENTJQ_TOOL_USE_ID":  "Set for a --mcp-tool command: the call's tool_use_id.",
-	"AGENTJQ_ARG_NAME":     "Set for a --mcp-tool command: each scalar argument of the call, its name upper-cased.",
+	"AGENTJQ_ARG_NAME":     "Set for a --mcp-tool command: each scalar argument of the call, its name upper-cased and every character but an ASCII letter or digit replaced by _; a call whose argument names map to the same variable (file and FILE) is refused, and so is a --mcp-tool-schema whose properties do. The values come from the model: quote them in the command (\"$AGENTJQ_ARG_CITY\").",
 	"AGENTJQ_HOOK_EVENT":   "Set for a --hook command: the hook event (PreToolUse, ...); CLAUDE_PROJECT_DIR is the agent's directory.",
 	"AGENTJQ_NO_DIRECT_IO": "On Linux a recording's large batches may be written with O_DIRECT, past the page cache, when that measures faster; when set, everything goes through the page cache. The file is the same either way.",
 }

@@ -75,7 +75,7 @@ error. A key "//" holds a comment.
     matches within the word. A compound command (&&, ||, ;, |, subshells) is
     judged part by part: every part must be allowed, and any part denied
     denies the call. Wrappers such as sudo, env and timeout must be allowed
-    themselves.
+    themselves. See **HOW BASH COMMANDS ARE READ**.
 
 **Read(**_path_**)**, **Edit(**_path_**)**, **Write(**_path_**)**
 :   gitignore-style globs: **//abs/path** from the root, **~/p** from the home
@@ -87,6 +87,93 @@ error. A key "//" holds a comment.
 
 **WebFetch(domain:**_host_**)**
 :   the URL's host; domain:*.host matches subdomains.
+
+# HOW BASH COMMANDS ARE READ
+
+A Bash command is parsed with a real shell parser and judged by what bash
+would run, never by its text. agentjq knows a fixed set of constructs; a part
+it does not fully understand is **unknown**: no allow rule (other than a bare
+**Bash**) allows it, and every deny or ask rule matches it, so the call falls
+through to ask or deny. Unknown are:
+
+- arithmetic and subscripts holding a name or an expansion, which bash
+  evaluates as code: **$((x))**, **$[x]**, **((x))**, **${a[x]}**,
+  **${x:$n}**, C-style **for ((...))**, **[[ $x -eq 1 ]]**, **[[ -v x ]]**,
+  **test -v**, **printf -v**, **let**; and **${!x}**, **${x@P}** and the
+  other **@** operators, **${x:=...}**;
+- assignments that change what later commands do. A bare assignment is
+  allowed only to a name with a lower-case letter (the shell's own
+  variables; upper-case names are the environment's: HOME, PATH, IFS,
+  BASH_ENV, ENV, PS4, PROMPT_COMMAND, LD_*, GIT_* ...) that is not a
+  lower-case environment variable (http_proxy, npm_config_*, ...).
+  export, readonly, and an assignment before a command reach the programs
+  run, so only LANG, LC_*, TZ, TERM, NO_COLOR and a few like them are
+  looked through; any other makes the form with the assignment need an
+  allow of its own. declare/local/typeset with an option (-n, -i, -x ...),
+  unset of a non-inert name, and builtins that change the shell or run text
+  (source, alias, trap, shopt, set other than -e/-u/-x/-o pipefail, eval of
+  an expansion, mapfile, getopts...) are unknown;
+- wrappers (env, exec, command, builtin, nice, ionice, nohup, timeout,
+  time, stdbuf, sudo, doas, setsid, taskset, chrt, strace, watch, flock,
+  xargs, find -exec) are read with their real option grammar; an option the
+  table does not know, or a word whose value is known only at run time, is
+  unknown, never "the next word is the command". Programs that run a
+  command in a way agentjq does not follow (chroot, su, script, parallel,
+  unshare, busybox ...) are unknown.
+
+Files a command writes are writes, judged by the Edit/Write rules like a
+redirection: tee's files, the targets of cp, mv, install and ln (and mv's
+sources), the operands of touch, mkdir, rm, rmdir, truncate, chmod ...,
+**dd of=**, **sort -o**, **curl -o**, **wget -O**, **git --output**,
+**time -o**, **strace -o**, **find -delete** and **-fprint**, and git config
+(which writes .git/config or ~/.gitconfig). A command that writes files it
+does not name (curl -O, wget without -O, sed -i) is unknown.
+
+An input redirection (**< file**, **$(< file)**, **<> file**) is a read,
+judged by the Read rules like a Read of the file (other reads, such as
+cat's operands, are the command's own and are not).
+
+A relative write is resolved against the directory the shell is in:
+**cd**, **pushd** and **popd** are followed within the command, and the chain
+remembers where each Bash call it did not deny may have left claude's shell
+(claude keeps the shell's directory between calls). A relative write must be
+allowed in every directory the shell may be in; when that cannot be known
+(cd $X, cd -, popd, a cd in a loop or a function, more than 16 directories),
+relative writes are not allowed by any rule. A command made only of cd,
+set -e, read, true and the like runs no program and is allowed; deny and ask
+rules still see it. Commands are matched whatever their length.
+
+# PROTECTED CONTROL FILES
+
+Some files make the agent or its tools run code or widen what the agent may
+do: **.claude/\*\*** (settings.json, settings.local.json, hooks, commands),
+**~/.claude/\*\***, **.mcp.json**, **.git/config**, **.git/hooks/\*\***,
+**.gitconfig**, **~/.config/git/\*\***, a file named .git, the config and
+hooks of any repository below .git (modules, worktrees), shell start-up
+files (.bashrc, .bash_profile, .profile, .zshrc, .zshenv, .zprofile, .kshrc,
+.cshrc, .inputrc, .envrc, ~/.config/fish/\*\*...), the files that set how
+npm, yarn, curl and wget run (.npmrc, .yarnrc, .curlrc, .wgetrc, .netrc),
+~/.ssh/\*\*, ~/.config/systemd/\*\* and ~/.config/autostart/\*\*, wherever
+they are. A write to one
+(Edit, Write, MultiEdit, NotebookEdit, a Bash redirection or file-writing
+command), also through a symlink, is denied by default, whatever jq
+policies or approvers would answer, unless an allow rule names it
+explicitly: the rule's literal part, before any wildcard, reaches into the
+protected file or directory. **Edit(\*\*)** and **Edit(\*.json)** do not name
+.claude/settings.json; **Edit(.claude/settings.local.json)**,
+**Edit(.claude/\*\*)** and **Edit(~/.bashrc)** do.
+
+# PATHS
+
+Every file tool's path field is judged: file_path (Read, Edit, Write,
+MultiEdit), notebook_path (NotebookEdit), path (Grep, Glob, LS; the session's
+directory when absent) and the glob of Grep and Glob (a glob that is
+absolute, starts with ~ or has a .. segment is not allowed). An input that
+does not match the tool's schema (a path that is not a string, a missing
+file_path, a duplicate key, a key that differs from the schema's only in
+case such as Command or File_path) is not allowed by any rule. Symlinks are
+followed through every component, dangling ones included: a link whose
+target does not exist yet is judged where the write would land.
 
 # JQ POLICIES
 
@@ -111,6 +198,20 @@ output decides:
 
 An error at run time denies with the error as the message. See
 examples/policies/dry-run.jq.
+
+# ANSWERS
+
+Answers from jq policies, approvers and hooks are read exactly as claude reads
+them: keys are case-sensitive and a duplicate key is an error, so
+{"behavior":"deny","Behavior":"allow"} is not an allow (it is an answer agentjq
+cannot read, which denies); the same holds for hookSpecificOutput,
+permissionDecision and decision. An allow whose updatedInput is null, a
+string or anything but an object is a protocol error and denies with a
+message. A deny whose message is empty or only spaces gets agentjq's
+default message. **updatedPermissions** are kept only when their destination
+is **session**: updates for userSettings, projectSettings or localSettings
+(or with no destination) would write rules into the agent's own settings
+files, outside the policy, and are dropped.
 
 # APPROVER PROTOCOL (--approver-format control)
 

@@ -1,0 +1,727 @@
+package approve
+
+import (
+	"path"
+	"strings"
+)
+
+// Wrappers are programs that run another command (timeout 5 make). Each is
+// read with its real option grammar; an option the table does not know
+// makes the command unknown, never "the next word is the command".
+
+// Option kinds.
+const (
+	optFlag    = 'n' // no value
+	optValue   = 'v' // takes a value
+	optWrite   = 'w' // takes a file the program writes
+	optGuard   = 'g' // no value; changes what the inner command may do
+	optGuardV  = 'G' // a value; changes what the inner command may do
+	optChdir   = 'c' // a directory the inner command runs in
+	optUnknown = 'u' // makes the command unreadable (a shell string, a pid)
+	optLookup  = 'l' // runs nothing (command -v)
+)
+
+type wrapperSpec struct {
+	opts map[string]byte // "-s", "--signal"
+	// operands before the command: timeout's duration, taskset's mask.
+	operands int
+	// assigns: NAME=value words before the command (env, sudo).
+	assigns bool
+	guarded bool // sudo, doas: a form that needs its own allow
+	// digitOpt: -N is an option (nice -10).
+	digitOpt bool
+}
+
+func opts(kinds ...string) map[string]byte {
+	m := map[string]byte{}
+	for _, k := range kinds {
+		kind, names, _ := strings.Cut(k, ":")
+		for _, n := range strings.Fields(names) {
+			m[n] = kind[0]
+		}
+	}
+	return m
+}
+
+var wrappers = map[string]wrapperSpec{
+	"env": {assigns: true, opts: opts("g:-i --ignore-environment", "n:-0 --null -v --debug", "G:-u --unset",
+		"c:-C --chdir", "u:-S --split-string --block-signal --default-signal --ignore-signal --list-signal-handling")},
+	"exec":    {opts: opts("v:-a", "g:-c", "n:-l")},
+	"command": {opts: opts("n:-p", "l:-v -V")},
+	"builtin": {opts: opts()},
+	"nice":    {digitOpt: true, opts: opts("v:-n --adjustment")},
+	"ionice":  {opts: opts("v:-c -n --class --classdata", "n:-t --ignore", "u:-p -P -u --pid --pgid --uid")},
+	"nohup":   {opts: opts()},
+	"timeout": {operands: 1, opts: opts("v:-s -k --signal --kill-after", "n:--preserve-status --foreground -v --verbose")},
+	"time": {opts: opts("n:-p -v -q -a --verbose --quiet --portability --append", "v:-f --format",
+		"w:-o --output")},
+	"stdbuf": {opts: opts("v:-i -o -e --input --output --error")},
+	"sudo": {guarded: true, assigns: true, opts: opts(
+		"v:-u -g -C -h -p -r -t -T -U --user --group --close-from --host --prompt --role --type --command-timeout --other-user",
+		"n:-A -b -E -H -n -P -S -k -N --askpass --background --preserve-env --set-home --non-interactive --stdin --reset-timestamp --no-update --preserve-groups",
+		"c:-D --chdir",
+		"u:-s -i -e -l -v -V -K --shell --login --edit --list --validate --version --remove-timestamp")},
+	"doas":    {guarded: true, opts: opts("v:-u", "n:-n", "u:-C -s -L")},
+	"setsid":  {opts: opts("n:-c -f -w --ctty --fork --wait")},
+	"taskset": {operands: 1, opts: opts("n:-a -c --all-tasks --cpu-list", "u:-p --pid")},
+	"chrt": {operands: 1, opts: opts("n:-a -b -d -f -i -o -r -R -v --all-tasks --batch --deadline --fifo --idle --other --rr --reset-on-fork --verbose",
+		"v:-T -P -D --sched-runtime --sched-period --sched-deadline", "u:-m -p --max --pid")},
+	"strace": {opts: opts(
+		"n:-f -ff -F -c -C -q -qq -qqq -t -tt -ttt -T -v -y -yy -k -r -x -xx -w -Z -z -i -n -d -D -DD -DDD --follow-forks --summary-only --summary",
+		"v:-e -s -a -O -S -P -I -X -b --string-limit --columns --trace --signal --status --trace-path",
+		"w:-o --output",
+		"G:-E -u --env --user",
+		"u:-p --attach")},
+	"watch": {}, // read by watchCommand
+}
+
+// opaqueRunners run a command in a way agentjq does not read (another
+// root, another user, through a shell string, later, in parallel).
+var opaqueRunners = map[string]bool{
+	"chroot": true, "su": true, "runuser": true, "pkexec": true, "script": true, "parallel": true,
+	"unshare": true, "nsenter": true, "systemd-run": true, "firejail": true, "bwrap": true, "setpriv": true,
+	"prlimit": true, "numactl": true, "ltrace": true, "valgrind": true, "gdb": true, "busybox": true,
+	"toybox": true, "sg": true, "newgrp": true, "faketime": true, "fakeroot": true, "proot": true,
+	"dbus-run-session": true, "xvfb-run": true, "unbuffer": true, "catchsegv": true, "ssh-agent": true,
+	"torsocks": true, "proxychains": true, "proxychains4": true, "tsp": true, "at": true, "batch": true,
+	"cpulimit": true, "cgexec": true, "daemonize": true, "start-stop-daemon": true, "run-parts": true,
+	"sem": true, "entr": true, "rlwrap": true, "expect": true, "chpst": true, "nq": true, "sudoedit": true,
+	"dtach": true, "screen": true, "tmux": true, "byobu": true, "nocache": true, "eatmydata": true,
+}
+
+// unwrapped is a command read through its wrappers.
+type unwrapped struct {
+	forms  []shForm
+	writes []shWord // files the wrappers and the inner command write
+	chdir  bool     // a wrapper moves the inner command elsewhere
+	reason string   // unknown
+}
+
+// unwrap returns the forms of a command (itself, then each command found
+// by looking through a wrapper) and the files it writes.
+func unwrap(words []shWord) unwrapped {
+	u := unwrapped{forms: []shForm{{words: words}}}
+	for range 16 {
+		name := systemBin(cmdName(words[0]))
+		if opaqueRunners[name] {
+			u.reason = name + " runs a command agentjq does not follow"
+			return u
+		}
+		spec, ok := wrappers[name]
+		if !ok || name == "watch" {
+			break
+		}
+		inner, step := spec.read(name, words)
+		if step.reason != "" {
+			u.reason = step.reason
+			return u
+		}
+		u.writes = append(u.writes, step.writes...)
+		u.chdir = u.chdir || step.chdir
+		if step.lookup || len(inner) == 0 {
+			if len(inner) == 0 && !step.lookup && name != "exec" {
+				u.reason = name + " without a command is not modelled"
+			}
+			break
+		}
+		if step.guarded || spec.guarded {
+			u.forms[len(u.forms)-1].guarded = true
+		}
+		u.forms = append(u.forms, shForm{words: inner})
+		words = inner
+	}
+	w, reason := commandWrites(words)
+	if reason != "" {
+		u.reason = reason
+	}
+	u.writes = append(u.writes, w...)
+	return u
+}
+
+type wrapStep struct {
+	writes  []shWord
+	guarded bool
+	chdir   bool
+	lookup  bool
+	reason  string
+}
+
+// read parses a wrapper's options and returns the command it runs.
+func (spec wrapperSpec) read(name string, words []shWord) ([]shWord, wrapStep) {
+	var st wrapStep
+	fail := func(why string) ([]shWord, wrapStep) {
+		st.reason = name + ": " + why
+		return nil, st
+	}
+	apply := func(kind byte, val shWord, hasVal bool, opt string) bool {
+		switch kind {
+		case optGuard:
+			st.guarded = true
+		case optGuardV:
+			st.guarded = true
+		case optChdir:
+			st.chdir, st.guarded = true, true
+		case optWrite:
+			st.writes = append(st.writes, val)
+		case optUnknown:
+			st.reason = name + ": option " + opt + " is not modelled"
+			return false
+		case optLookup:
+			st.lookup = true
+		}
+		return true
+	}
+	i := 1
+	for i < len(words) {
+		w := words[i]
+		if w.uncertain() {
+			return fail("an option chosen at run time")
+		}
+		t := w.text
+		if t == "--" {
+			i++
+			break
+		}
+		if spec.assigns && !strings.HasPrefix(t, "-") && strings.Contains(t, "=") {
+			if n := t[:strings.IndexByte(t, '=')]; !isSafeEnv(n) {
+				st.guarded = true
+			}
+			i++
+			continue
+		}
+		if t == "-" {
+			if name != "env" {
+				return fail("a lone - is not modelled")
+			}
+			st.guarded = true // env - is env -i
+			i++
+			continue
+		}
+		if !strings.HasPrefix(t, "-") {
+			break
+		}
+		if spec.digitOpt && isDigits(t[1:]) {
+			i++
+			continue
+		}
+		i++
+		if strings.HasPrefix(t, "--") {
+			opt, val, hasVal := strings.Cut(t, "=")
+			kind, ok := spec.opts[opt]
+			if !ok {
+				return fail("option " + opt + " is not modelled")
+			}
+			takes := kind == optValue || kind == optWrite || kind == optGuardV || kind == optChdir
+			v := shWord{text: val}
+			if takes && !hasVal {
+				if i >= len(words) {
+					return fail("option " + opt + " without its value")
+				}
+				v = words[i]
+				i++
+			} else if hasVal && !takes && opt != "--preserve-env" {
+				return fail("option " + opt + " takes no value")
+			}
+			if !apply(kind, v, true, opt) {
+				return nil, st
+			}
+			continue
+		}
+		// Short options, possibly bundled: -fq, -n5, -ofile.
+		for j := 1; j < len(t); j++ {
+			opt := "-" + t[j:j+1]
+			if kind, ok := spec.opts["-"+t[1:]]; ok && j == 1 && len(t) > 2 && kind == optFlag {
+				break // a multi-letter flag such as strace -ff
+			}
+			kind, ok := spec.opts[opt]
+			if !ok {
+				return fail("option " + opt + " is not modelled")
+			}
+			takes := kind == optValue || kind == optWrite || kind == optGuardV || kind == optChdir
+			if !takes {
+				if !apply(kind, shWord{}, false, opt) {
+					return nil, st
+				}
+				continue
+			}
+			v := shWord{text: t[j+1:]}
+			if j+1 >= len(t) {
+				if i >= len(words) {
+					return fail("option " + opt + " without its value")
+				}
+				v = words[i]
+				i++
+			}
+			if !apply(kind, v, true, opt) {
+				return nil, st
+			}
+			break
+		}
+	}
+	if st.lookup {
+		return nil, st
+	}
+	for range spec.operands {
+		if i >= len(words) || words[i].uncertain() {
+			return fail("an operand chosen at run time")
+		}
+		i++
+	}
+	if i >= len(words) {
+		return nil, st
+	}
+	return words[i:], st
+}
+
+// watchCommand finds where watch's command starts; exec reports -x (the
+// words run as they are; otherwise they are joined into a sh -c script).
+func watchCommand(words []shWord) (start int, exec, ok bool) {
+	spec := opts("n:-d -t -b -e -g -c -p -x -r -w --differences --no-title --beep --errexit --chgexit --color --precise --exec --no-rerun --no-wrap",
+		"v:-n -q --interval --equexit")
+	i := 1
+	for i < len(words) {
+		w := words[i]
+		if w.uncertain() {
+			return 0, false, false
+		}
+		t := w.text
+		if t == "--" {
+			i++
+			break
+		}
+		if !strings.HasPrefix(t, "-") {
+			break
+		}
+		opt, _, hasVal := strings.Cut(t, "=")
+		kind, known := spec[opt]
+		if !known {
+			return 0, false, false
+		}
+		if opt == "-x" || opt == "--exec" {
+			exec = true
+		}
+		i++
+		if kind == optValue && !hasVal {
+			i++
+		}
+	}
+	return i, exec, i < len(words)
+}
+
+// flock FILE COMMAND..., flock FILE -c SCRIPT, flock FD. The lock file is
+// created: a write.
+func (w *walker) flock(words []shWord, src string, at dirSet, script func(shWord), unknown func(string)) {
+	spec := opts("n:-s -x -e -u -n -o -F --shared --exclusive --unlock --nonblock --close --no-fork --verbose", "v:-w -E --timeout --conflict-exit-code")
+	i := 1
+	for i < len(words) && !words[i].uncertain() && strings.HasPrefix(words[i].text, "-") {
+		opt, _, hasVal := strings.Cut(words[i].text, "=")
+		kind, ok := spec[opt]
+		if !ok {
+			unknown("flock option " + opt + " is not modelled")
+			return
+		}
+		i++
+		if kind == optValue && !hasVal {
+			i++
+		}
+	}
+	if i >= len(words) || words[i].uncertain() {
+		unknown("flock with a lock chosen at run time")
+		return
+	}
+	if isDigits(words[i].text) && i+1 == len(words) {
+		return // flock FD: locks an open descriptor
+	}
+	w.parts = append(w.parts, shPart{write: true, writePath: words[i], dirs: at, src: src})
+	i++
+	if i < len(words) && (words[i].text == "-c" || words[i].text == "--command") {
+		if i+1 < len(words) {
+			script(words[i+1])
+		} else {
+			unknown("flock -c without a script")
+		}
+		return
+	}
+	w.nested(words[i:], src, at)
+}
+
+// xargs runs its command with words read from stdin added: the inner
+// command is read with a word that is unknown at the end, or with the
+// replace string standing for unknown text.
+func (w *walker) xargs(words []shWord, src string, at dirSet, unknown func(string)) {
+	spec := opts("n:-0 -r -t -x -o --null --no-run-if-empty --verbose --exit --open-tty --show-limits",
+		"v:-a -d -E -L -n -P -s -I --arg-file --delimiter --max-lines --max-args --max-procs --max-chars --eof",
+		"u:-p --interactive --process-slot-var")
+	replace := ""
+	i := 1
+	for i < len(words) {
+		wd := words[i]
+		if wd.uncertain() {
+			unknown("xargs option chosen at run time")
+			return
+		}
+		t := wd.text
+		if t == "--" {
+			i++
+			break
+		}
+		if !strings.HasPrefix(t, "-") || t == "-" {
+			break
+		}
+		i++
+		// -i[R], -l[N], -e[E]: optional values attached, never separate.
+		switch {
+		case t == "-i" || t == "--replace":
+			replace = "{}"
+			continue
+		case strings.HasPrefix(t, "-i"):
+			replace = t[2:]
+			continue
+		case strings.HasPrefix(t, "--replace="):
+			replace = t[len("--replace="):]
+			continue
+		case strings.HasPrefix(t, "-l") || strings.HasPrefix(t, "-e") || strings.HasPrefix(t, "--max-lines=") || strings.HasPrefix(t, "--eof="):
+			continue
+		}
+		opt, val, hasVal := strings.Cut(t, "=")
+		if !strings.HasPrefix(t, "--") {
+			opt, val, hasVal = t[:2], t[2:], len(t) > 2
+		}
+		kind, ok := spec[opt]
+		if !ok {
+			unknown("xargs option " + opt + " is not modelled")
+			return
+		}
+		if kind == optUnknown {
+			unknown("xargs option " + opt + " is not modelled")
+			return
+		}
+		if kind == optValue && !hasVal {
+			if i >= len(words) {
+				unknown("xargs option without its value")
+				return
+			}
+			val = words[i].text
+			i++
+		}
+		if opt == "-I" {
+			replace = val
+		}
+	}
+	inner := append([]shWord{}, words[i:]...)
+	if len(inner) == 0 {
+		inner = []shWord{{text: "echo"}}
+	}
+	if replace == "" {
+		inner = append(inner, shWord{dyn: true})
+	} else {
+		for k := range inner {
+			if strings.Contains(inner[k].text, replace) {
+				inner[k] = shWord{dyn: true}
+			}
+		}
+	}
+	w.nested(inner, src, at)
+}
+
+// find: -exec/-execdir/-ok/-okdir run commands with the found name as an
+// unknown word; -delete and -fprint* write. A word whose value is not
+// known may be any action, so the command is unknown.
+func (w *walker) find(words []shWord, src string, at dirSet, unknown func(string)) {
+	var starts []shWord
+	expr := false
+	for i := 1; i < len(words); i++ {
+		wd := words[i]
+		if wd.uncertain() {
+			unknown("find with a word chosen at run time (it may be an action)")
+			return
+		}
+		t := wd.text
+		if !expr && (strings.HasPrefix(t, "-") && t != "-" || t == "(" || t == "!") {
+			expr = true
+		}
+		if !expr {
+			starts = append(starts, wd)
+			continue
+		}
+		switch t {
+		case "-exec", "-execdir", "-ok", "-okdir":
+			j := i + 1
+			for j < len(words) && words[j].text != ";" && words[j].text != "+" {
+				j++
+			}
+			inner := append([]shWord{}, words[i+1:j]...)
+			for k := range inner {
+				if strings.Contains(inner[k].text, "{}") {
+					inner[k] = shWord{dyn: true}
+				}
+			}
+			if len(inner) == 0 {
+				unknown("find -exec without a command")
+				return
+			}
+			if t == "-execdir" || t == "-okdir" {
+				w.nested(inner, src, dirSet{unknown: true})
+			} else {
+				w.nested(inner, src, at)
+			}
+			i = j
+		case "-fprint", "-fprint0", "-fprintf", "-fls":
+			if i+1 < len(words) {
+				w.parts = append(w.parts, shPart{write: true, writePath: words[i+1], dirs: at, src: src})
+			}
+		case "-delete":
+			if len(starts) == 0 {
+				starts = []shWord{{text: "."}}
+			}
+			for _, s := range starts {
+				w.parts = append(w.parts, shPart{write: true, writePath: s, dirs: at, src: src})
+			}
+		}
+	}
+}
+
+// commandWrites returns the files a command writes by its arguments: tee's
+// files, cp/mv/ln/install targets, dd of=, sort -o, curl -o, git --output,
+// any program's --output=FILE, and the files touch, mkdir, rm and their
+// kin change. reason is set when it writes somewhere agentjq cannot name
+// (curl -O, wget without -O, tar -x).
+func commandWrites(words []shWord) ([]shWord, string) {
+	name := systemBin(cmdName(words[0]))
+	args := words[1:]
+	operands := func(skipValue string) []shWord {
+		var out []shWord
+		dash := false
+		for i := 0; i < len(args); i++ {
+			a := args[i]
+			if !dash && !a.uncertain() && strings.HasPrefix(a.text, "-") && a.text != "-" {
+				if a.text == "--" {
+					dash = true
+				} else if len(a.text) == 2 && strings.Contains(skipValue, a.text[1:]) {
+					i++
+				}
+				continue
+			}
+			out = append(out, a)
+		}
+		return out
+	}
+	optValue := func(short string, long ...string) []shWord {
+		var out []shWord
+		for i := 0; i < len(args); i++ {
+			a := args[i]
+			if a.uncertain() {
+				continue
+			}
+			t := a.text
+			for _, l := range long {
+				if v, ok := strings.CutPrefix(t, l+"="); ok {
+					out = append(out, shWord{text: v})
+				} else if t == l && i+1 < len(args) {
+					out = append(out, args[i+1])
+				}
+			}
+			if short != "" && strings.HasPrefix(t, "-") && !strings.HasPrefix(t, "--") {
+				if k := strings.IndexAny(t[1:], short); k >= 0 {
+					if rest := t[k+2:]; rest != "" {
+						out = append(out, shWord{text: rest})
+					} else if i+1 < len(args) {
+						out = append(out, args[i+1])
+					}
+				}
+			}
+		}
+		return out
+	}
+	// Options that name an output file, whatever the program (go build
+	// -o, gcc -o, pandoc --output=, openssl -out): writes.
+	long := []string{"--output"}
+	if formatOutput[name] {
+		long = nil // --output json: a format, not a file
+	}
+	generic := optValue("", append(long, "--output-file", "--outfile", "--out-file", "--out", "--log-file", "--logfile", "-out", "--output-directory", "--outdir", "--out-dir", "--target-dir")...)
+	if shortOutput[name] {
+		generic = append(generic, optValue("o")...)
+	}
+	out, reason := namedWrites(name, args, operands, optValue)
+	return append(out, generic...), reason
+}
+
+// formatOutput are programs whose --output names a format.
+var formatOutput = map[string]bool{"kubectl": true, "aws": true, "gcloud": true, "az": true, "gh": true, "helm": true,
+	"oc": true, "doctl": true, "terraform": true, "pulumi": true, "flux": true, "eksctl": true, "vault": true}
+
+// shortOutput are programs whose -o names the file they write.
+var shortOutput = map[string]bool{
+	"go": true, "gcc": true, "g++": true, "cc": true, "c++": true, "clang": true, "clang++": true, "ld": true,
+	"rustc": true, "pandoc": true, "gofmt": false, "javac": false, "nasm": true, "as": true, "zig": true,
+	"tcc": true, "musl-gcc": true, "gfortran": true, "swiftc": true, "ghc": true, "ocamlopt": true,
+	"protoc": false, "esbuild": false, "upx": true, "strip": true, "objcopy": false, "cpp": true,
+	"base64": true, "xxd": false, "openssl": true, "ssh-keygen": false, "jar": false, "pdftotext": false,
+}
+
+func namedWrites(name string, args []shWord, operands func(string) []shWord, optValue func(string, ...string) []shWord) ([]shWord, string) {
+	switch name {
+	case "tee":
+		return operands(""), ""
+	case "cp", "mv", "install", "ln":
+		// The target, and what lands in it if it is a directory: the
+		// target joined with each source's name (cp -r x/.claude . writes
+		// ./.claude).
+		valued := "St" // --suffix, --target-directory
+		if name == "install" {
+			valued = "Stmog"
+		}
+		ops := operands(valued)
+		target := optValue("t", "--target-directory")
+		sources := ops
+		if len(target) == 0 && len(ops) > 0 {
+			target, sources = ops[len(ops)-1:], ops[:len(ops)-1]
+		}
+		out := append([]shWord(nil), target...)
+		for _, t := range target {
+			for _, src := range sources {
+				b := path.Base(strings.TrimRight(src.text, "/"))
+				if t.uncertain() || src.uncertain() || b == "." || b == ".." || b == "/" {
+					return nil, name + " copies into a directory names agentjq cannot tell"
+				}
+				out = append(out, shWord{text: strings.TrimRight(t.text, "/") + "/" + b})
+			}
+		}
+		symbolic := false
+		for _, a := range args {
+			if !a.uncertain() && (a.text == "--symbolic" || strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "--") && strings.Contains(a.text, "s")) {
+				symbolic = true
+			}
+		}
+		if name == "mv" || name == "ln" && !symbolic {
+			// mv's sources go away; a hard link makes its source writable
+			// under the new name.
+			out = append(out, sources...)
+		}
+		return out, ""
+	case "rsync", "tar", "unzip", "patch", "cpio", "7z", "7za", "bsdtar", "ar", "gunzip", "unxz", "bunzip2", "zstd":
+		return nil, name + " writes files it does not name on the command line"
+	case "touch", "mkdir", "rmdir", "rm", "truncate", "shred", "unlink", "mkfifo", "mknod":
+		return operands("rdstm"), ""
+	case "chmod", "chown", "chgrp":
+		ops := operands("")
+		if len(ops) > 1 {
+			return ops[1:], ""
+		}
+		return nil, ""
+	case "dd":
+		var out []shWord
+		for _, a := range args {
+			if a.uncertain() {
+				return nil, "dd with an operand chosen at run time"
+			}
+			if v, ok := strings.CutPrefix(a.text, "of="); ok {
+				out = append(out, shWord{text: v})
+			}
+		}
+		return out, ""
+	case "sort":
+		return optValue("o", "--output"), ""
+	case "sed", "perl":
+		for _, a := range args {
+			if a.uncertain() || strings.HasPrefix(a.text, "-i") || strings.HasPrefix(a.text, "--in-place") ||
+				(strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "--") && strings.Contains(a.text, "i")) {
+				if a.uncertain() {
+					continue
+				}
+				return nil, name + " -i edits files in place (use Edit, or a rule for the files)"
+			}
+		}
+		return nil, ""
+	case "curl":
+		for _, a := range args {
+			if !a.uncertain() && (a.text == "-O" || a.text == "--remote-name" || a.text == "--remote-name-all" || a.text == "-J" || strings.HasPrefix(a.text, "--output-dir") ||
+				strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "--") && strings.ContainsAny(a.text, "OJ")) {
+				return nil, "curl writes a file named by the server"
+			}
+		}
+		return optValue("oDc", "--output", "--dump-header", "--cookie-jar", "--trace", "--trace-ascii", "--stderr", "--libcurl", "--etag-save", "--hsts", "--alt-svc"), ""
+	case "wget":
+		out := optValue("Ooa", "--output-document", "--output-file", "--append-output")
+		for _, a := range args {
+			if !a.uncertain() && (strings.HasPrefix(a.text, "-P") || strings.HasPrefix(a.text, "--directory-prefix")) {
+				return nil, "wget writes into a directory"
+			}
+		}
+		hasDoc := false
+		for _, a := range optValue("O", "--output-document") {
+			hasDoc = true
+			_ = a
+		}
+		if !hasDoc {
+			return nil, "wget writes a file named by the server"
+		}
+		var kept []shWord
+		for _, o := range out {
+			if o.text != "-" || o.uncertain() {
+				kept = append(kept, o)
+			}
+		}
+		return kept, ""
+	case "git":
+		out := optValue("", "--output", "--output-directory")
+		for _, a := range args {
+			if a.uncertain() || a.text == "-C" || strings.HasPrefix(a.text, "--git-dir") || strings.HasPrefix(a.text, "--work-tree") {
+				if gitConfigAny(args) || len(out) > 0 {
+					return nil, "git writes relative to a directory agentjq cannot follow"
+				}
+			}
+		}
+		for i, a := range args {
+			if a.uncertain() {
+				continue
+			}
+			switch a.text {
+			case "format-patch", "archive", "bundle":
+				out = append(out, optValue("o")...)
+			case "config":
+				return append(out, gitConfigWrites(args[i+1:])...), ""
+			}
+		}
+		return out, ""
+	}
+	return nil, ""
+}
+
+func gitConfigAny(args []shWord) bool {
+	for _, a := range args {
+		if a.text == "config" || a.text == "format-patch" || a.text == "archive" || a.text == "bundle" {
+			return true
+		}
+	}
+	return false
+}
+
+// gitConfigWrites: git config without a read-only option writes the
+// repository's config (or --global's, or --file's).
+func gitConfigWrites(args []shWord) []shWord {
+	for _, a := range args {
+		switch {
+		case a.uncertain():
+		case a.text == "get" || a.text == "list" || strings.HasPrefix(a.text, "--get") || a.text == "-l" || a.text == "--list" || strings.HasPrefix(a.text, "--show"):
+			return nil
+		}
+	}
+	for i, a := range args {
+		switch a.text {
+		case "--global":
+			return []shWord{{text: "~/.gitconfig"}}
+		case "--system":
+			return []shWord{{text: "/etc/gitconfig"}}
+		case "-f", "--file":
+			if i+1 < len(args) {
+				return []shWord{args[i+1]}
+			}
+		}
+		if v, ok := strings.CutPrefix(a.text, "--file="); ok {
+			return []shWord{{text: v}}
+		}
+	}
+	return []shWord{{text: ".git/config"}}
+}

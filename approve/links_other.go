@@ -1,0 +1,5 @@
+//go:build !unix
+
+package approve
+
+func hardLinked(string) bool { return false }
