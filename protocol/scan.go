@@ -282,7 +282,6 @@ const (
 func (s *scanner) str() (escaped, ok bool) {
 	b, i := s.b, s.i+1
 	for {
-		clean := 0 // words passed since the last special byte
 		for i+8 <= len(b) {
 			x := binary.LittleEndian.Uint64(b[i:])
 			q := x ^ quotes
@@ -295,13 +294,6 @@ func (s *scanner) str() (escaped, ok bool) {
 				break
 			}
 			i += 8
-			// A string longer than two words goes on 32 bytes at a time;
-			// most strings (keys, ids) end sooner, without the call.
-			if clean++; clean == 2 && haveStrBlocks && len(b)-i >= 64 {
-				var e bool
-				i, e = strBlocks(b, i)
-				escaped = escaped || e
-			}
 		}
 		if i >= len(b) {
 			return escaped, false

@@ -142,8 +142,8 @@ func TestElementsAndString(t *testing.T) {
 }
 
 // TestScanLongStrings puts every kind of special byte at every position of
-// a long string, where the 32-byte path (strBlocks) meets it at each offset
-// of a block and at the block's end, and compares with encoding/json.
+// a long string, where the eight-byte loop meets it at each offset of a
+// word and at the line's end, and compares with encoding/json.
 func TestScanLongStrings(t *testing.T) {
 	specials := []string{`\n`, `\"`, `\\`, `\/`, `\b`, `\f`, `\r`, `\t`, `\u0041`, `\u00e9x`, `\q`, `\u12`, `\`, `"`, "\x01", "\x1f", "\x7f", "é", `\\\"`, `\\\\`}
 	for _, sp := range specials {
