@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/agentjq/agentjq/protocol"
 )
 
 // style is how values are written: jq's -c/--indent/--tab, -a, -r, -j,
@@ -377,7 +379,7 @@ func (s *style) appendRawSpaced(b []byte, raw []byte, spaced bool) []byte {
 			expectKey = false
 			i++
 		case '"':
-			end, _, _ := scanString(raw, i)
+			end, _, _, _ := protocol.ScanString(raw, i)
 			if expectKey {
 				b = s.paint(b, colorKey)
 			} else {

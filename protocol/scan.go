@@ -101,6 +101,26 @@ func SkipValue(b []byte, i, depth int) (end int, spaced bool, err error) {
 	return s.i, s.spaced, err
 }
 
+// Validate checks that b holds exactly one JSON value, with white space
+// around it allowed, and returns where the value starts and whether it
+// holds white space outside its strings. Its errors are SkipValue's.
+func Validate(b []byte) (start int, spaced bool, err error) {
+	s := scanner{b: b}
+	s.ws()
+	start = s.i
+	s.spaced = false
+	err = s.value(0)
+	if _, deep := err.(*DepthError); err != nil && !deep {
+		return start, s.spaced, err
+	}
+	spaced = s.spaced
+	s.ws()
+	if s.i < len(s.b) {
+		return start, spaced, s.fail("unexpected %s after the value", s.describe())
+	}
+	return start, spaced, err
+}
+
 // ScanString passes the JSON string whose opening quote is b[i] and
 // returns the offset after its closing quote. escaped says the string
 // holds a backslash escape; nonASCII that it holds bytes of 0x80 and up,
