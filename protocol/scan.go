@@ -43,7 +43,9 @@ func Scan(line []byte) (Head, bool) {
 
 // ScanLine is Scan with the reason a line is refused: a *SyntaxError for a
 // line that is not JSON, a *DepthError for valid JSON nested deeper than
-// MaxDepth, ErrNotObject for any other JSON value.
+// MaxDepth, ErrNotObject for any other JSON value. With a *DepthError the
+// head is read all the same, and Fields reads the line: such a request
+// can still be answered.
 func ScanLine(line []byte) (Head, error) {
 	var h Head
 	s := scanner{b: line}
@@ -538,7 +540,7 @@ func Fields(line []byte, keys ...string) [][]byte {
 		s.i++
 		s.ws()
 		vStart := s.i
-		if s.value(1) != nil {
+		if !passed(s.value(1)) {
 			return out
 		}
 		for k, want := range keys {
@@ -552,6 +554,12 @@ func Fields(line []byte, keys ...string) [][]byte {
 		}
 		s.i++
 	}
+}
+
+// passed says a value was scanned to its end: it is JSON, maybe too deep.
+func passed(err error) bool {
+	_, deep := err.(*DepthError)
+	return err == nil || deep
 }
 
 // Elements returns the raw values of a JSON array that Scan accepted as
@@ -570,7 +578,7 @@ func Elements(arr []byte) [][]byte {
 			return out
 		}
 		start := s.i
-		if s.value(1) != nil {
+		if !passed(s.value(1)) {
 			return out
 		}
 		out = append(out, s.b[start:s.i])
