@@ -68,23 +68,6 @@ func (d *decoder) each(data []byte, f func(v any, start, end int) error) error {
 	}
 }
 
-// one decodes data holding exactly one value (surrounding space allowed).
-func (d *decoder) one(data []byte) (any, error) {
-	d.data, d.pos, d.depth = data, 0, 0
-	d.ws()
-	start := d.pos
-	v, err := d.value()
-	if err != nil {
-		return nil, d.explain(start)
-	}
-	d.ws()
-	if d.pos < len(d.data) {
-		_, _, err := protocol.Validate(data)
-		return nil, orInvalid(err, d.pos)
-	}
-	return v, nil
-}
-
 // explain returns the scanner's error for the value at start, which the
 // builder could not build. A value that is only too deep is valid JSON:
 // the error is then a *protocol.DepthError.

@@ -122,11 +122,9 @@ func checkDecode(t *testing.T, data []byte) {
 		t.Fatalf("decode %q:\n got %#v\nwant %#v", data, got, want)
 	}
 	// The validator agrees with the decoder on one value.
-	d := newDecoder()
-	_, verr := d.validateOne(data)
-	_, oerr := newDecoder().one(data)
-	if (verr == nil) != (oerr == nil) {
-		t.Fatalf("validate %q: %v, decode one: %v", data, verr, oerr)
+	_, verr := newDecoder().validateOne(data)
+	if one := gotErr == nil && len(got) == 1; (verr == nil) != one {
+		t.Fatalf("validate %q: %v, the decoder found %d values (%v)", data, verr, len(got), gotErr)
 	}
 }
 
@@ -150,11 +148,11 @@ func TestDecodeErrors(t *testing.T) {
 		}
 	}
 	var de *protocol.DepthError
-	if _, err := newDecoder().one([]byte(deep)); !errors.As(err, &de) {
-		t.Errorf("one: %v, want a DepthError", err)
+	if _, err := newDecoder().validateOne([]byte(deep)); !errors.As(err, &de) {
+		t.Errorf("validateOne: %v, want a DepthError", err)
 	}
-	if _, err := newDecoder().one([]byte(`[1] x`)); err == nil || err.Error() != "invalid JSON at column 5: unexpected 'x' after the value" {
-		t.Errorf("one with a trailer: %v", err)
+	if _, err := newDecoder().validateOne([]byte(`[1] x`)); err == nil || err.Error() != "invalid JSON at column 5: unexpected 'x' after the value" {
+		t.Errorf("validateOne with a trailer: %v", err)
 	}
 }
 
