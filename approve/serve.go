@@ -221,25 +221,10 @@ func TestStream(ctx context.Context, name string, r io.Reader, d Decider, cwd st
 	}
 }
 
-// KeyInput is the one input field that says what a call does.
+// KeyInput is the one input field that says what a call does, on one
+// line: protocol.ToolKey, as the view and agentlib's key_input show it.
 func KeyInput(req *Request) string {
-	var in map[string]any
-	_ = json.Unmarshal(req.Input, &in)
-	for _, k := range []string{"command", "file_path", "notebook_path", "url", "pattern", "path", "query", "subagent_type"} {
-		if s, ok := in[k].(string); ok {
-			return strings.ReplaceAll(clip(s, 120), "\n", `\n`)
-		}
-	}
-	if req.IsQuestion() {
-		var q toolInput
-		_ = json.Unmarshal(req.Input, &q)
-		var qs []string
-		for _, x := range q.Questions {
-			qs = append(qs, x.Question)
-		}
-		return clip(strings.Join(qs, " | "), 120)
-	}
-	return clip(string(req.Input), 120)
+	return protocol.ToolKeyJSON(req.ToolName, req.Input).Short(120)
 }
 
 // Expectation is one line of an --expect file: a request (by tool_use_id,

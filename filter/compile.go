@@ -116,7 +116,7 @@ func compileProgram(o *Options, src string, named []string, values []any, h hook
 		vars = append(vars, "$"+n)
 	}
 	vars = append(vars, "$ARGS")
-	code, err := gojq.Compile(q,
+	opts := append([]gojq.CompilerOption{
 		gojq.WithModuleLoader(&moduleLoader{dirs: gojq.NewModuleLoader(o.LibDirs)}),
 		gojq.WithEnvironLoader(func() []string { return o.Environ }),
 		gojq.WithVariables(vars),
@@ -125,7 +125,8 @@ func compileProgram(o *Options, src string, named []string, values []any, h hook
 		gojq.WithFunction("stderr", 0, 0, func(v any, _ []any) any { h.stderr(v); return v }),
 		gojq.WithFunction("input_filename", 0, 0, func(any, []any) any { return h.filename() }),
 		gojq.WithFunction("input_line_number", 0, 0, func(any, []any) any { return h.lineNum() }),
-	)
+	}, agentlib.Functions...)
+	code, err := gojq.Compile(q, opts...)
 	if err != nil {
 		return nil, compileError(src, o.ProgramFile, err)
 	}

@@ -2,32 +2,27 @@ package filter
 
 import (
 	"encoding/json"
-	"fmt"
+	"errors"
 	"math"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/agentjq/agentjq/protocol"
 )
 
 // The decoder turns one JSON text into the values gojq runs on: nil, bool,
 // int, float64, json.Number (integers too big for int keep their spelling),
-// string, []any and map[string]any. It accepts exactly what encoding/json
-// accepts and builds what encoding/json with UseNumber followed by
-// numberValue builds (FuzzDecode holds it to that), at a fraction of the
-// cost: no reflection, keys interned, plain strings sliced without a
-// second pass.
+// string, []any and map[string]any. It builds what encoding/json with
+// UseNumber followed by numberValue builds (FuzzDecode holds it to that),
+// at a fraction of the cost: no reflection, keys interned, plain strings
+// sliced without a second pass. What is and is not JSON is protocol's
+// scanner's business: the decoder finds strings and numbers with it, skips
+// with it, and when a text does not build it asks the scanner why.
 
-const maxDepth = 10000 // encoding/json's nesting limit
-
-// SyntaxError is a JSON syntax error at a byte offset of a line.
-type SyntaxError struct {
-	Offset int
-	Msg    string
-}
-
-func (e *SyntaxError) Error() string {
-	return fmt.Sprintf("invalid JSON at column %d: %s", e.Offset+1, e.Msg)
-}
+// errInvalid says the builder met something that is not JSON (or nested
+// too deep); explain turns it into the scanner's error.
+var errInvalid = errors.New("invalid JSON")
 
 type decoder struct {
 	data  []byte
@@ -38,7 +33,8 @@ type decoder struct {
 	// only, when set, limits the top-level object to these keys: the
 	// others are validated and dropped (see projection in fastpath.go).
 	only map[string]bool
-	// spaced is set when ws skipped anything: the text is not compact.
+	// spaced is set by validateOne when the value holds white space
+	// outside its strings: the text is not compact.
 	spaced bool
 }
 
@@ -64,7 +60,7 @@ func (d *decoder) each(data []byte, f func(v any, start, end int) error) error {
 		start := d.pos
 		v, err := d.value()
 		if err != nil {
-			return err
+			return d.explain(start)
 		}
 		if err := f(v, start, d.pos); err != nil {
 			return err
@@ -72,34 +68,21 @@ func (d *decoder) each(data []byte, f func(v any, start, end int) error) error {
 	}
 }
 
-// one decodes data holding exactly one value (surrounding space allowed).
-func (d *decoder) one(data []byte) (any, error) {
-	d.data, d.pos, d.depth = data, 0, 0
-	d.ws()
-	v, err := d.value()
-	if err != nil {
-		return nil, err
-	}
-	d.ws()
-	if d.pos < len(d.data) {
-		return nil, d.errorf("unexpected %s after the value", d.describe())
-	}
-	return v, nil
+// explain returns the scanner's error for the value at start, which the
+// builder could not build. A value that is only too deep is valid JSON:
+// the error is then a *protocol.DepthError.
+func (d *decoder) explain(start int) error {
+	_, _, err := protocol.SkipValue(d.data, start, 0)
+	return orInvalid(err, start)
 }
 
-func (d *decoder) errorf(format string, a ...any) error {
-	return &SyntaxError{Offset: d.pos, Msg: fmt.Sprintf(format, a...)}
-}
-
-func (d *decoder) describe() string {
-	if d.pos >= len(d.data) {
-		return "end of line"
+// orInvalid is err, or an error for the builder's failure when the
+// scanner found none (FuzzDecode holds the two to the same grammar).
+func orInvalid(err error, at int) error {
+	if err == nil {
+		return &protocol.SyntaxError{Offset: at, Msg: "not decodable"}
 	}
-	c := d.data[d.pos]
-	if c < 0x20 || c >= 0x7f {
-		return fmt.Sprintf("byte 0x%02x", c)
-	}
-	return strconv.QuoteRune(rune(c))
+	return err
 }
 
 func (d *decoder) ws() {
@@ -107,7 +90,6 @@ func (d *decoder) ws() {
 		switch d.data[d.pos] {
 		case ' ', '\t', '\n', '\r':
 			d.pos++
-			d.spaced = true
 		default:
 			return
 		}
@@ -116,7 +98,7 @@ func (d *decoder) ws() {
 
 func (d *decoder) value() (any, error) {
 	if d.pos >= len(d.data) {
-		return nil, d.errorf("unexpected end of line, looking for a value")
+		return nil, errInvalid
 	}
 	switch c := d.data[d.pos]; c {
 	case '{':
@@ -135,7 +117,7 @@ func (d *decoder) value() (any, error) {
 		if c == '-' || '0' <= c && c <= '9' {
 			return d.number()
 		}
-		return nil, d.errorf("unexpected %s, looking for a value", d.describe())
+		return nil, errInvalid
 	}
 }
 
@@ -144,49 +126,51 @@ func (d *decoder) literal(word string) error {
 		d.pos += len(word)
 		return nil
 	}
-	for i := 0; i < len(word); i++ {
-		if d.pos >= len(d.data) || d.data[d.pos] != word[i] {
-			return d.errorf("unexpected %s in literal %s", d.describe(), word)
-		}
+	return errInvalid
+}
+
+// expect passes c, with the white space before it.
+func (d *decoder) expect(c byte) bool {
+	d.ws()
+	if d.pos < len(d.data) && d.data[d.pos] == c {
 		d.pos++
+		return true
 	}
-	return nil
+	return false
 }
 
 func (d *decoder) object() (any, error) {
 	d.depth++
-	if d.depth > maxDepth {
-		return nil, d.errorf("nesting deeper than %d", maxDepth)
+	if d.depth > protocol.MaxDepth {
+		return nil, errInvalid
 	}
 	only := d.only
 	d.only = nil // projection applies to the top level only
 	d.pos++      // {
 	m := make(map[string]any, 8)
-	d.ws()
-	if d.pos < len(d.data) && d.data[d.pos] == '}' {
-		d.pos++
+	if d.expect('}') {
 		d.depth--
 		return m, nil
 	}
 	for {
 		d.ws()
 		if d.pos >= len(d.data) || d.data[d.pos] != '"' {
-			return nil, d.errorf("unexpected %s, looking for an object key", d.describe())
+			return nil, errInvalid
 		}
 		k, err := d.key()
 		if err != nil {
 			return nil, err
 		}
-		d.ws()
-		if d.pos >= len(d.data) || d.data[d.pos] != ':' {
-			return nil, d.errorf("unexpected %s after an object key", d.describe())
+		if !d.expect(':') {
+			return nil, errInvalid
 		}
-		d.pos++
 		d.ws()
 		if only != nil && !only[k] {
-			if _, err := d.skip(); err != nil {
-				return nil, err
+			end, _, err := protocol.SkipValue(d.data, d.pos, d.depth)
+			if err != nil {
+				return nil, errInvalid
 			}
+			d.pos = end
 		} else {
 			v, err := d.value()
 			if err != nil {
@@ -196,7 +180,7 @@ func (d *decoder) object() (any, error) {
 		}
 		d.ws()
 		if d.pos >= len(d.data) {
-			return nil, d.errorf("unexpected end of line in an object")
+			return nil, errInvalid
 		}
 		switch d.data[d.pos] {
 		case ',':
@@ -206,22 +190,20 @@ func (d *decoder) object() (any, error) {
 			d.depth--
 			return m, nil
 		default:
-			return nil, d.errorf("unexpected %s in an object", d.describe())
+			return nil, errInvalid
 		}
 	}
 }
 
 func (d *decoder) array() (any, error) {
 	d.depth++
-	if d.depth > maxDepth {
-		return nil, d.errorf("nesting deeper than %d", maxDepth)
+	if d.depth > protocol.MaxDepth {
+		return nil, errInvalid
 	}
 	d.only = nil
 	d.pos++ // [
 	a := make([]any, 0, 4)
-	d.ws()
-	if d.pos < len(d.data) && d.data[d.pos] == ']' {
-		d.pos++
+	if d.expect(']') {
 		d.depth--
 		return a, nil
 	}
@@ -234,7 +216,7 @@ func (d *decoder) array() (any, error) {
 		a = append(a, v)
 		d.ws()
 		if d.pos >= len(d.data) {
-			return nil, d.errorf("unexpected end of line in an array")
+			return nil, errInvalid
 		}
 		switch d.data[d.pos] {
 		case ',':
@@ -244,7 +226,7 @@ func (d *decoder) array() (any, error) {
 			d.depth--
 			return a, nil
 		default:
-			return nil, d.errorf("unexpected %s in an array", d.describe())
+			return nil, errInvalid
 		}
 	}
 }
@@ -253,12 +235,10 @@ func (d *decoder) array() (any, error) {
 // the same few dozen keys millions of times.
 func (d *decoder) key() (string, error) {
 	start := d.pos + 1
-	end, plain, err := scanString(d.data, d.pos)
+	end, plain, err := d.scanString()
 	if err != nil {
-		d.pos = end
 		return "", err
 	}
-	d.pos = end
 	if !plain {
 		return d.unquote(start, end-1), nil
 	}
@@ -275,86 +255,26 @@ func (d *decoder) key() (string, error) {
 
 func (d *decoder) str() (any, error) {
 	start := d.pos + 1
-	end, plain, err := scanString(d.data, d.pos)
+	end, plain, err := d.scanString()
 	if err != nil {
-		d.pos = end
 		return nil, err
 	}
-	d.pos = end
 	if plain {
 		return string(d.data[start : end-1]), nil
 	}
 	return d.unquote(start, end-1), nil
 }
 
-// scanString finds the end of the string starting at data[pos] == '"'. It
-// returns the offset after the closing quote and whether the contents are
-// plain: printable ASCII or valid UTF-8 with no escapes, so the bytes are
-// the string.
-func scanString(data []byte, pos int) (end int, plain bool, err error) {
-	i := pos + 1
-	plain = true
-	ascii := true
-	for {
-		// Most bytes need no look: skip them eight at a time when possible.
-		for i+8 <= len(data) && !strSpecial[data[i]] && !strSpecial[data[i+1]] && !strSpecial[data[i+2]] &&
-			!strSpecial[data[i+3]] && !strSpecial[data[i+4]] && !strSpecial[data[i+5]] &&
-			!strSpecial[data[i+6]] && !strSpecial[data[i+7]] {
-			i += 8
-		}
-		for i < len(data) && !strSpecial[data[i]] {
-			i++
-		}
-		if i >= len(data) {
-			return i, false, &SyntaxError{Offset: i, Msg: "unexpected end of line in a string"}
-		}
-		c := data[i]
-		switch {
-		case c == '"':
-			if !ascii && plain && !utf8.Valid(data[pos+1:i]) {
-				plain = false
-			}
-			return i + 1, plain, nil
-		case c == '\\':
-			plain = false
-			if i+1 >= len(data) {
-				return i + 1, false, &SyntaxError{Offset: i + 1, Msg: "unexpected end of line in a string escape"}
-			}
-			switch data[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				for j := i + 2; j < i+6; j++ {
-					if j >= len(data) {
-						return j, false, &SyntaxError{Offset: j, Msg: "unexpected end of line in a \\u escape"}
-					}
-					if !isHex(data[j]) {
-						return j, false, &SyntaxError{Offset: j, Msg: fmt.Sprintf("invalid character %q in a \\u escape", data[j])}
-					}
-				}
-				i += 6
-			default:
-				return i + 1, false, &SyntaxError{Offset: i + 1, Msg: fmt.Sprintf("invalid escape %q", "\\"+string(rune(data[i+1])))}
-			}
-		case c < 0x20:
-			return i, false, &SyntaxError{Offset: i, Msg: fmt.Sprintf("control character 0x%02x in a string", c)}
-		default: // non-ASCII
-			ascii = false
-			i++
-		}
+// scanString passes the string at d.pos and says whether it is plain: no
+// escapes and valid UTF-8, so its bytes are the string.
+func (d *decoder) scanString() (end int, plain bool, err error) {
+	end, escaped, nonASCII, err := protocol.ScanString(d.data, d.pos)
+	if err != nil {
+		return end, false, errInvalid
 	}
-}
-
-// strSpecial marks the bytes scanString must look at.
-var strSpecial = func() (t [256]bool) {
-	for c := range 256 {
-		t[c] = c == '"' || c == '\\' || c < 0x20 || c >= 0x80
-	}
-	return t
-}()
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+	start := d.pos + 1
+	d.pos = end
+	return end, !escaped && (!nonASCII || utf8.Valid(d.data[start:end-1])), nil
 }
 
 func hexVal(b []byte) rune {
@@ -373,7 +293,7 @@ func hexVal(b []byte) rune {
 	return r
 }
 
-// unquote decodes a string body already checked by scanString, replacing
+// unquote decodes a string body already checked by the scanner, replacing
 // invalid UTF-8 and lone surrogates with U+FFFD as encoding/json does.
 func (d *decoder) unquote(start, end int) string {
 	s := d.data[start:end]
@@ -431,10 +351,10 @@ func (d *decoder) unquote(start, end int) string {
 
 func (d *decoder) number() (any, error) {
 	start := d.pos
-	end, isInt, err := scanNumber(d.data, d.pos)
+	end, isInt, err := protocol.ScanNumber(d.data, d.pos)
 	d.pos = end
 	if err != nil {
-		return nil, err
+		return nil, errInvalid
 	}
 	span := d.data[start:end]
 	if isInt && len(span) <= 18 {
@@ -469,57 +389,8 @@ func numberValue(s string, isInt bool) any {
 	return f
 }
 
-// scanNumber checks the JSON number grammar from pos.
-func scanNumber(data []byte, pos int) (end int, isInt bool, err error) {
-	i := pos
-	if data[i] == '-' {
-		i++
-	}
-	bad := func(what string) (int, bool, error) {
-		got := "end of line"
-		if i < len(data) {
-			got = strconv.QuoteRune(rune(data[i]))
-		}
-		return i, false, &SyntaxError{Offset: i, Msg: fmt.Sprintf("unexpected %s in a number, looking for %s", got, what)}
-	}
-	switch {
-	case i < len(data) && data[i] == '0':
-		i++
-	case i < len(data) && '1' <= data[i] && data[i] <= '9':
-		for i < len(data) && '0' <= data[i] && data[i] <= '9' {
-			i++
-		}
-	default:
-		return bad("a digit")
-	}
-	isInt = true
-	if i < len(data) && data[i] == '.' {
-		isInt = false
-		i++
-		if i >= len(data) || data[i] < '0' || data[i] > '9' {
-			return bad("a digit after the decimal point")
-		}
-		for i < len(data) && '0' <= data[i] && data[i] <= '9' {
-			i++
-		}
-	}
-	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
-		isInt = false
-		i++
-		if i < len(data) && (data[i] == '+' || data[i] == '-') {
-			i++
-		}
-		if i >= len(data) || data[i] < '0' || data[i] > '9' {
-			return bad("a digit in the exponent")
-		}
-		for i < len(data) && '0' <= data[i] && data[i] <= '9' {
-			i++
-		}
-	}
-	return i, isInt, nil
-}
-
-// Kinds of JSON values, as skip reports the top-level one.
+// Kinds of JSON values, as validateOne reports the top-level one: the
+// first byte of the value, except numbers and booleans.
 const (
 	kindNull byte = 'n'
 	kindBool byte = 'b'
@@ -529,130 +400,19 @@ const (
 	kindObj  byte = '{'
 )
 
-// skip validates the value at d.pos without building it and returns its kind.
-func (d *decoder) skip() (byte, error) {
-	if d.pos >= len(d.data) {
-		return 0, d.errorf("unexpected end of line, looking for a value")
-	}
-	switch c := d.data[d.pos]; c {
-	case '{':
-		return kindObj, d.skipObject()
-	case '[':
-		return kindArr, d.skipArray()
-	case '"':
-		end, _, err := scanString(d.data, d.pos)
-		d.pos = end
-		return kindStr, err
-	case 't':
-		return kindBool, d.literal("true")
-	case 'f':
-		return kindBool, d.literal("false")
-	case 'n':
-		return kindNull, d.literal("null")
-	default:
-		if c == '-' || '0' <= c && c <= '9' {
-			end, _, err := scanNumber(d.data, d.pos)
-			d.pos = end
-			return kindNum, err
-		}
-		return 0, d.errorf("unexpected %s, looking for a value", d.describe())
-	}
-}
-
-func (d *decoder) skipObject() error {
-	d.depth++
-	if d.depth > maxDepth {
-		return d.errorf("nesting deeper than %d", maxDepth)
-	}
-	d.pos++
-	d.ws()
-	if d.pos < len(d.data) && d.data[d.pos] == '}' {
-		d.pos++
-		d.depth--
-		return nil
-	}
-	for {
-		d.ws()
-		if d.pos >= len(d.data) || d.data[d.pos] != '"' {
-			return d.errorf("unexpected %s, looking for an object key", d.describe())
-		}
-		end, _, err := scanString(d.data, d.pos)
-		d.pos = end
-		if err != nil {
-			return err
-		}
-		d.ws()
-		if d.pos >= len(d.data) || d.data[d.pos] != ':' {
-			return d.errorf("unexpected %s after an object key", d.describe())
-		}
-		d.pos++
-		d.ws()
-		if _, err := d.skip(); err != nil {
-			return err
-		}
-		d.ws()
-		if d.pos >= len(d.data) {
-			return d.errorf("unexpected end of line in an object")
-		}
-		switch d.data[d.pos] {
-		case ',':
-			d.pos++
-		case '}':
-			d.pos++
-			d.depth--
-			return nil
-		default:
-			return d.errorf("unexpected %s in an object", d.describe())
-		}
-	}
-}
-
-func (d *decoder) skipArray() error {
-	d.depth++
-	if d.depth > maxDepth {
-		return d.errorf("nesting deeper than %d", maxDepth)
-	}
-	d.pos++
-	d.ws()
-	if d.pos < len(d.data) && d.data[d.pos] == ']' {
-		d.pos++
-		d.depth--
-		return nil
-	}
-	for {
-		d.ws()
-		if _, err := d.skip(); err != nil {
-			return err
-		}
-		d.ws()
-		if d.pos >= len(d.data) {
-			return d.errorf("unexpected end of line in an array")
-		}
-		switch d.data[d.pos] {
-		case ',':
-			d.pos++
-		case ']':
-			d.pos++
-			d.depth--
-			return nil
-		default:
-			return d.errorf("unexpected %s in an array", d.describe())
-		}
-	}
-}
-
 // validateOne checks that data holds exactly one JSON value and returns
 // its kind, building nothing.
 func (d *decoder) validateOne(data []byte) (byte, error) {
-	d.data, d.pos, d.depth, d.spaced = data, 0, 0, false
-	d.ws()
-	k, err := d.skip()
+	start, spaced, err := protocol.Validate(data)
+	d.spaced = spaced
 	if err != nil {
 		return 0, err
 	}
-	d.ws()
-	if d.pos < len(d.data) {
-		return 0, d.errorf("unexpected %s after the value", d.describe())
+	switch c := data[start]; c {
+	case 't', 'f':
+		return kindBool, nil
+	case '{', '[', '"', 'n':
+		return c, nil
 	}
-	return k, nil
+	return kindNum, nil
 }

@@ -3,6 +3,7 @@ package filter
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
 	"reflect"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/itchyny/gojq"
 
 	"github.com/agentjq/agentjq/fixtures"
+	"github.com/agentjq/agentjq/protocol"
 )
 
 // referenceDecode is the plain decoder the fast one must match:
@@ -120,11 +122,37 @@ func checkDecode(t *testing.T, data []byte) {
 		t.Fatalf("decode %q:\n got %#v\nwant %#v", data, got, want)
 	}
 	// The validator agrees with the decoder on one value.
-	d := newDecoder()
-	_, verr := d.validateOne(data)
-	_, oerr := newDecoder().one(data)
-	if (verr == nil) != (oerr == nil) {
-		t.Fatalf("validate %q: %v, decode one: %v", data, verr, oerr)
+	_, verr := newDecoder().validateOne(data)
+	if one := gotErr == nil && len(got) == 1; (verr == nil) != one {
+		t.Fatalf("validate %q: %v, the decoder found %d values (%v)", data, verr, len(got), gotErr)
+	}
+}
+
+// The decoder's errors are the scanner's: a value nested too deep is
+// valid JSON and says so; one that is not JSON gets the offset of the
+// first byte that does not fit, however deep it sits.
+func TestDecodeErrors(t *testing.T) {
+	deep := strings.Repeat("[", 10001) + strings.Repeat("]", 10001)
+	for _, c := range []struct{ text, want string }{
+		{deep, "JSON nesting deeper than 10000 at column 10001"},
+		{`{"k":` + deep + `}`, "JSON nesting deeper than 10000 at column 10005"},
+		{deep[:len(deep)-1], "invalid JSON at column 20002: unexpected end of line in an array"},
+		{`{"a" 1}`, `invalid JSON at column 6: unexpected '1' after an object key`},
+		{`[1,]`, `invalid JSON at column 4: unexpected ']', looking for a value`},
+		{`"\q"`, `invalid JSON at column 3: invalid escape "\\q"`},
+		{`1 x`, `invalid JSON at column 3: unexpected 'x', looking for a value`},
+	} {
+		_, err := decodeAll([]byte(c.text))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("decode %.40q: %v, want %s", c.text, err, c.want)
+		}
+	}
+	var de *protocol.DepthError
+	if _, err := newDecoder().validateOne([]byte(deep)); !errors.As(err, &de) {
+		t.Errorf("validateOne: %v, want a DepthError", err)
+	}
+	if _, err := newDecoder().validateOne([]byte(`[1] x`)); err == nil || err.Error() != "invalid JSON at column 5: unexpected 'x' after the value" {
+		t.Errorf("validateOne with a trailer: %v", err)
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/agentjq/agentjq/protocol"
 )
 
 // style is how values are written: jq's -c/--indent/--tab, -a, -r, -j,
@@ -54,16 +56,22 @@ func (s *style) end(b []byte) []byte {
 	return b
 }
 
-// appendValue frames and writes one output value.
-func (s *style) appendValue(b []byte, v any) []byte {
+// appendValue frames and writes one output value. spill, when not nil,
+// is handed the bytes so far whenever they pass spillBytes, and returns
+// the buffer to go on with and whether to go on: one huge value need not
+// be held whole.
+func (s *style) appendValue(b []byte, v any, spill func([]byte) ([]byte, bool)) []byte {
 	b = s.begin(b)
 	if str, ok := v.(string); ok && s.raw {
 		b = append(b, str...)
 	} else {
-		b = s.encode(b, v, 0)
+		b = s.encodeTo(b, v, 0, spill)
 	}
 	return s.end(b)
 }
+
+// spillBytes is how much output a worker holds before handing it on.
+const spillBytes = 128 << 10
 
 func (s *style) newline(b []byte, level int) []byte {
 	b = append(b, '\n')
@@ -100,12 +108,105 @@ func (s *style) reset(b []byte) []byte {
 	return b
 }
 
-func (s *style) encode(b []byte, v any, level int) []byte {
+func (s *style) encode(b []byte, v any, level int) []byte { return s.encodeTo(b, v, level, nil) }
+
+// encodeTo writes v at the given indentation level. It keeps the
+// containers it is in on a stack of its own, not the goroutine's: gojq
+// builds values of any depth (reduce range(1000000) as $i (0; [.])), and
+// jq prints them.
+func (s *style) encodeTo(b []byte, v any, level int, spill func([]byte) ([]byte, bool)) []byte {
+	type frame struct {
+		arr  []any
+		obj  map[string]any
+		keys []string // obj's, sorted
+		next int
+	}
+	var stack []frame
+	for {
+		switch x := v.(type) {
+		case []any:
+			if len(x) == 0 {
+				b = s.punct(b, "[]", colorArray)
+				break
+			}
+			b = s.punct(b, "[", colorArray)
+			stack = append(stack, frame{arr: x})
+		case map[string]any:
+			if len(x) == 0 {
+				b = s.punct(b, "{}", colorObject)
+				break
+			}
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			b = s.punct(b, "{", colorObject)
+			stack = append(stack, frame{obj: x, keys: keys})
+		default:
+			b = s.scalar(b, v)
+		}
+		// Find the next value to write, closing the containers that end.
+		for {
+			if spill != nil && len(b) >= spillBytes {
+				var more bool
+				if b, more = spill(b); !more {
+					return b // the output has no reader any more
+				}
+			}
+			if len(stack) == 0 {
+				return b
+			}
+			f := &stack[len(stack)-1]
+			depth := level + len(stack)
+			color, n := colorArray, len(f.arr)
+			if f.obj != nil {
+				color, n = colorObject, len(f.keys)
+			}
+			if f.next == n {
+				stack = stack[:len(stack)-1]
+				if s.pretty() {
+					b = s.newline(b, depth-1)
+				}
+				if f.obj != nil {
+					b = s.punct(b, "}", color)
+				} else {
+					b = s.punct(b, "]", color)
+				}
+				continue
+			}
+			if f.next > 0 {
+				b = s.punct(b, ",", color)
+			}
+			if s.pretty() {
+				b = s.newline(b, depth)
+			}
+			if f.obj != nil {
+				k := f.keys[f.next]
+				b = s.paint(b, colorKey)
+				b = appendString(b, k, s.ascii)
+				b = s.reset(b)
+				if s.pretty() {
+					b = s.punct(b, ": ", colorObject)
+				} else {
+					b = s.punct(b, ":", colorObject)
+				}
+				v = f.obj[k]
+			} else {
+				v = f.arr[f.next]
+			}
+			f.next++
+			break
+		}
+	}
+}
+
+// scalar writes a value that is not an array or object.
+func (s *style) scalar(b []byte, v any) []byte {
 	switch v := v.(type) {
 	case nil:
 		b = s.paint(b, colorNull)
 		b = append(b, "null"...)
-		return s.reset(b)
 	case bool:
 		if v {
 			b = s.paint(b, colorTrue)
@@ -114,79 +215,25 @@ func (s *style) encode(b []byte, v any, level int) []byte {
 			b = s.paint(b, colorFalse)
 			b = append(b, "false"...)
 		}
-		return s.reset(b)
 	case int:
 		b = s.paint(b, colorNumber)
 		b = strconv.AppendInt(b, int64(v), 10)
-		return s.reset(b)
 	case float64:
 		b = s.paint(b, colorNumber)
 		b = appendFloat(b, v)
-		return s.reset(b)
 	case *big.Int:
 		b = s.paint(b, colorNumber)
 		b = v.Append(b, 10)
-		return s.reset(b)
 	case json.Number:
 		b = s.paint(b, colorNumber)
 		b = append(b, v...)
-		return s.reset(b)
 	case string:
 		b = s.paint(b, colorString)
 		b = appendString(b, v, s.ascii)
-		return s.reset(b)
-	case []any:
-		if len(v) == 0 {
-			return s.punct(b, "[]", colorArray)
-		}
-		b = s.punct(b, "[", colorArray)
-		for i, x := range v {
-			if i > 0 {
-				b = s.punct(b, ",", colorArray)
-			}
-			if s.pretty() {
-				b = s.newline(b, level+1)
-			}
-			b = s.encode(b, x, level+1)
-		}
-		if s.pretty() {
-			b = s.newline(b, level)
-		}
-		return s.punct(b, "]", colorArray)
-	case map[string]any:
-		if len(v) == 0 {
-			return s.punct(b, "{}", colorObject)
-		}
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		b = s.punct(b, "{", colorObject)
-		for i, k := range keys {
-			if i > 0 {
-				b = s.punct(b, ",", colorObject)
-			}
-			if s.pretty() {
-				b = s.newline(b, level+1)
-			}
-			b = s.paint(b, colorKey)
-			b = appendString(b, k, s.ascii)
-			b = s.reset(b)
-			if s.pretty() {
-				b = s.punct(b, ": ", colorObject)
-			} else {
-				b = s.punct(b, ":", colorObject)
-			}
-			b = s.encode(b, v[k], level+1)
-		}
-		if s.pretty() {
-			b = s.newline(b, level)
-		}
-		return s.punct(b, "}", colorObject)
 	default:
 		panic(fmt.Sprintf("filter: cannot encode %T", v))
 	}
+	return s.reset(b)
 }
 
 // appendFloat writes a float as gojq does: NaN as null, infinities
@@ -377,7 +424,7 @@ func (s *style) appendRawSpaced(b []byte, raw []byte, spaced bool) []byte {
 			expectKey = false
 			i++
 		case '"':
-			end, _, _ := scanString(raw, i)
+			end, _, _, _ := protocol.ScanString(raw, i)
 			if expectKey {
 				b = s.paint(b, colorKey)
 			} else {

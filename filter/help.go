@@ -3,9 +3,11 @@ package filter
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/agentjq/agentjq/filter/agentlib"
+	"github.com/agentjq/agentjq/protocol"
 )
 
 // Synopsis is the usage line of `agentjq filter`.
@@ -31,6 +33,29 @@ var Examples = []struct{ Command, Explanation string }{
 		"cost and turns of each turn of a recording"},
 }
 
+// KeyInputIntro and KeyInputRows document key_input's table (the one
+// approve and --view use too) for --help and the man page.
+const KeyInputIntro = `key_input, approve test and --view show the same key of a tool call: the
+first of the tool's fields below that is a non-empty string (a dotted name
+reaches inside), for other tools the first of the generic ones, else the
+input as compact JSON.`
+
+// KeyInputRows are the tools that share a list of key fields, and the list.
+func KeyInputRows() [][2]string {
+	byFields := map[string][]string{}
+	for tool, fields := range protocol.KeyFields {
+		f := strings.Join(fields, ", ")
+		byFields[f] = append(byFields[f], tool)
+	}
+	var rows [][2]string
+	for f, tools := range byFields {
+		sort.Strings(tools)
+		rows = append(rows, [2]string{strings.Join(tools, ", "), f})
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i][0] < rows[j][0] })
+	return append(rows, [2]string{"other tools", strings.Join(protocol.GenericKeyFields, ", ")})
+}
+
 // WriteHelp writes filter's --help.
 func WriteHelp(w io.Writer) {
 	var b strings.Builder
@@ -51,6 +76,13 @@ func WriteHelp(w io.Writer) {
 		for _, d := range agentlib.Docs {
 			fmt.Fprintf(&b, "  %-22s %s\n", d.Name, d.Summary)
 		}
+	}
+	b.WriteString("\nKey input:\n")
+	for _, l := range strings.Split(KeyInputIntro, "\n") {
+		fmt.Fprintf(&b, "  %s\n", l)
+	}
+	for _, r := range KeyInputRows() {
+		fmt.Fprintf(&b, "  %s: %s\n", r[0], r[1])
 	}
 	// Examples come last, as in every subcommand's help.
 	b.WriteString("\nExit status:\n")

@@ -6,7 +6,9 @@ import "sync"
 // and run batches in parallel, and Run's goroutine writes the results in
 // input order. A batch closes as soon as the reader would wait for more
 // input, so a live stream is not held back; the number of batches in
-// flight is bounded, so memory does not grow with the stream.
+// flight is bounded, and so is the output each holds (a worker hands it
+// on in pieces through a short queue and waits when the queue is full),
+// so memory grows neither with the stream nor with one input's outputs.
 
 const (
 	batchLines = 1024
@@ -16,9 +18,16 @@ const (
 type batch struct {
 	data  []byte
 	spans []lineSpan
-	result
-	done chan struct{}
+	// pieces carries the batch's output in order; the worker closes it
+	// when the batch is done.
+	pieces chan *result
 }
+
+// piecesQueued is how many pieces of output a batch holds before its
+// worker waits for the writer.
+const piecesQueued = 2
+
+var resultPool = sync.Pool{New: func() any { return new(result) }}
 
 // lineSpan is a line whose text is data[start:end].
 type lineSpan struct {
@@ -91,26 +100,40 @@ func (e *engine) stream() {
 				if b == nil {
 					return
 				}
-				w.result, b.result = b.result, w.result
+				w.stopped = false
+				w.handOff = func() bool {
+					r := resultPool.Get().(*result)
+					*r, w.result = w.result, *r
+					select {
+					case b.pieces <- r:
+						return true
+					case <-stop:
+						return false
+					}
+				}
 				for i := range b.spans {
 					s := &b.spans[i]
 					s.text = b.data[s.start:s.end]
 					w.line(s.line)
-					if w.halt != nil {
+					if w.halt != nil || w.stopped {
 						break
 					}
 				}
-				w.result, b.result = b.result, w.result
-				close(b.done)
+				w.spill()
+				close(b.pieces)
 			}
 		}()
 	}
 
 	for b := range ordered {
-		<-b.done
-		e.flushResult(&b.result)
+		for r := range b.pieces {
+			e.flushResult(r)
+			resultPool.Put(r)
+			if e.halt != nil || e.writeErr != nil {
+				break
+			}
+		}
 		e.flushLive()
-		batchPool.Put(b)
 		if e.halt != nil || e.writeErr != nil {
 			close(stop)
 			// Drain so the workers finish their batches and exit; the
@@ -122,6 +145,7 @@ func (e *engine) stream() {
 			wg.Wait()
 			return
 		}
+		batchPool.Put(b)
 	}
 	wg.Wait()
 }
@@ -130,8 +154,6 @@ func newBatch() *batch {
 	b := batchPool.Get().(*batch)
 	b.data = b.data[:0]
 	b.spans = b.spans[:0]
-	b.out = b.out[:0]
-	b.marks = b.marks[:0]
-	b.done = make(chan struct{})
+	b.pieces = make(chan *result, piecesQueued)
 	return b
 }

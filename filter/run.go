@@ -183,6 +183,11 @@ type worker struct {
 	d *decoder
 	result
 	quoted []byte // "X" of the plan's prefilter
+	// handOff passes the output so far on (to the writer or to the stream's
+	// queue) and reports whether to go on: an input with a lot of output
+	// is handed on in pieces as it comes, never held whole.
+	handOff func() bool
+	stopped bool // handOff said to stop: the output has no reader
 }
 
 // result is what running on some inputs produced, until it is flushed.
@@ -213,6 +218,10 @@ func (e *engine) newWorker() *worker {
 func (w *worker) init(e *engine) {
 	if w.d == nil {
 		*w = *e.newWorker()
+		w.handOff = func() bool {
+			e.flushWorker(w)
+			return e.writeErr == nil
+		}
 	}
 }
 
@@ -264,10 +273,19 @@ func (e *engine) runValue(w *worker, v any, raw []byte, name string, num int) {
 			return
 		}
 		w.write(x, v, raw)
-		if w == &e.main && len(w.out) > 1<<20 {
-			// One input with a lot of output: do not hold it all.
-			e.flushWorker(w)
+		if len(w.out) >= spillBytes {
+			w.spill()
 		}
+		if w.stopped {
+			return
+		}
+	}
+}
+
+// spill hands the output so far on.
+func (w *worker) spill() {
+	if !w.stopped && w.handOff != nil && !w.handOff() {
+		w.stopped = true
 	}
 }
 
@@ -280,10 +298,17 @@ func (w *worker) write(x, in any, raw []byte) {
 		w.out = st.appendRaw(w.out, raw)
 		w.out = st.end(w.out)
 	} else {
-		w.out = st.appendValue(w.out, x)
+		w.out = st.appendValue(w.out, x, w.spillInside)
 	}
 	w.outputs++
 	w.lastFalsy = x == nil || x == false
+}
+
+// spillInside is spill in the middle of one value's encoding.
+func (w *worker) spillInside(b []byte) ([]byte, bool) {
+	w.out = b
+	w.spill()
+	return w.out, !w.stopped
 }
 
 // sameContainer reports whether x is in itself (gojq never mutates values,

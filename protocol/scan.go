@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math/bits"
+	"strconv"
 	"unicode/utf8"
 )
 
@@ -35,104 +37,207 @@ func (h Head) Strings() (typ, subtype, requestID string) {
 // space allowed) and reads its head. It is the hot path of spawn: one
 // pass, no allocation. It accepts what encoding/json's Valid accepts.
 func Scan(line []byte) (Head, bool) {
+	h, err := ScanLine(line)
+	return h, err == nil
+}
+
+// ScanLine is Scan with the reason a line is refused: a *SyntaxError for a
+// line that is not JSON, a *DepthError for valid JSON nested deeper than
+// MaxDepth, ErrNotObject for any other JSON value. With a *DepthError the
+// head is read all the same, and Fields reads the line: such a request
+// can still be answered.
+func ScanLine(line []byte) (Head, error) {
 	var h Head
 	s := scanner{b: line}
 	s.ws()
-	if s.i >= len(s.b) || s.b[s.i] != '{' {
-		return h, false
+	var err error
+	if s.i < len(s.b) && s.b[s.i] == '{' {
+		err = s.object(&h)
+	} else if err = s.value(0); err == nil {
+		err = ErrNotObject
 	}
-	if !s.object(&h) {
-		return h, false
+	if _, deep := err.(*DepthError); err != nil && !deep && err != ErrNotObject {
+		return h, err
 	}
 	s.ws()
-	return h, s.i == len(s.b)
+	if s.i < len(s.b) {
+		return h, s.fail("unexpected %s after the value", s.describe())
+	}
+	return h, err
+}
+
+// MaxDepth is the deepest nesting of objects and arrays the scanner
+// accepts, as encoding/json.
+const MaxDepth = 10000
+
+// A SyntaxError is where and why a text is not JSON.
+type SyntaxError struct {
+	Offset int // of the byte that does not fit
+	Msg    string
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("invalid JSON at column %d: %s", e.Offset+1, e.Msg)
+}
+
+// A DepthError is valid JSON nested deeper than MaxDepth: agentjq does not
+// build such values, but it is not "not JSON" either (a request nested
+// that deep deserves an answer).
+type DepthError struct {
+	Offset int // of the container that goes one level too deep
+}
+
+func (e *DepthError) Error() string {
+	return fmt.Sprintf("JSON nesting deeper than %d at column %d", MaxDepth, e.Offset+1)
+}
+
+// SkipValue validates the JSON value that starts at b[i] (no white space
+// before it) and returns the offset just after it. depth is the number of
+// containers the value sits in, counted against MaxDepth. spaced says the
+// value holds white space outside its strings. A value nested too deep is
+// still scanned to its end: end is then right and err a *DepthError.
+// The scan uses no recursion, so no input can exhaust the stack.
+func SkipValue(b []byte, i, depth int) (end int, spaced bool, err error) {
+	s := scanner{b: b, i: i}
+	err = s.value(depth)
+	return s.i, s.spaced, err
+}
+
+// Validate checks that b holds exactly one JSON value, with white space
+// around it allowed, and returns where the value starts and whether it
+// holds white space outside its strings. Its errors are SkipValue's.
+func Validate(b []byte) (start int, spaced bool, err error) {
+	s := scanner{b: b}
+	s.ws()
+	start = s.i
+	s.spaced = false
+	err = s.value(0)
+	if _, deep := err.(*DepthError); err != nil && !deep {
+		return start, s.spaced, err
+	}
+	spaced = s.spaced
+	s.ws()
+	if s.i < len(s.b) {
+		return start, spaced, s.fail("unexpected %s after the value", s.describe())
+	}
+	return start, spaced, err
+}
+
+// ScanString passes the JSON string whose opening quote is b[i] and
+// returns the offset after its closing quote. escaped says the string
+// holds a backslash escape; nonASCII that it holds bytes of 0x80 and up,
+// which the scan does not check: encoding/json accepts invalid UTF-8 (and
+// decodes it as U+FFFD), so a caller that uses the bytes as text checks
+// them with utf8.Valid.
+func ScanString(b []byte, i int) (end int, escaped, nonASCII bool, err error) {
+	s := scanner{b: b, i: i}
+	escaped, nonASCII, err = s.str()
+	return s.i, escaped, nonASCII, err
+}
+
+// ScanNumber passes the JSON number that starts at b[i] and says whether
+// it is an integer (no fraction, no exponent).
+func ScanNumber(b []byte, i int) (end int, isInt bool, err error) {
+	s := scanner{b: b, i: i}
+	isInt, err = s.number()
+	return s.i, isInt, err
 }
 
 type scanner struct {
-	b     []byte
-	i     int
-	depth int
+	b []byte
+	i int
+	// spaced is set when ws passed anything.
+	spaced bool
 }
-
-const maxDepth = 10000 // as encoding/json
 
 func (s *scanner) ws() {
 	for s.i < len(s.b) {
 		switch s.b[s.i] {
 		case ' ', '\t', '\n', '\r':
 			s.i++
+			s.spaced = true
 		default:
 			return
 		}
 	}
 }
 
-// object scans {...} starting at '{'. With h non-nil it is the top level
-// and records the head's fields.
-func (s *scanner) object(h *Head) bool {
-	s.depth++
-	if s.depth > maxDepth {
-		return false
+func (s *scanner) fail(format string, a ...any) error {
+	return &SyntaxError{Offset: s.i, Msg: fmt.Sprintf(format, a...)}
+}
+
+// describe names the byte at s.i for a message.
+func (s *scanner) describe() string {
+	if s.i >= len(s.b) {
+		return "end of line"
 	}
+	c := s.b[s.i]
+	if c < 0x20 || c >= 0x7f {
+		return fmt.Sprintf("byte 0x%02x", c)
+	}
+	return strconv.QuoteRune(rune(c))
+}
+
+// object scans the top-level object at s.i, recording the head's fields.
+func (s *scanner) object(h *Head) error {
+	var tooDeep error
 	s.i++ // '{'
 	s.ws()
 	if s.i < len(s.b) && s.b[s.i] == '}' {
 		s.i++
-		s.depth--
-		return true
+		return nil
 	}
 	for {
 		if s.i >= len(s.b) || s.b[s.i] != '"' {
-			return false
+			return s.fail("unexpected %s, looking for an object key", s.describe())
 		}
 		kStart := s.i + 1
-		kEsc, ok := s.str()
-		if !ok {
-			return false
+		kEsc, _, err := s.str()
+		if err != nil {
+			return err
 		}
 		key := s.b[kStart : s.i-1]
-		if kEsc && h != nil {
+		if kEsc {
 			key = unescape(key)
 		}
 		s.ws()
 		if s.i >= len(s.b) || s.b[s.i] != ':' {
-			return false
+			return s.fail("unexpected %s after an object key", s.describe())
 		}
 		s.i++
 		s.ws()
-		if h != nil {
-			var dst *[]byte
-			switch string(key) {
-			case "type":
-				dst = &h.Type
-			case "subtype":
-				dst = &h.Subtype
-			case "request_id":
-				dst = &h.RequestID
-			case "session_id":
-				dst = &h.SessionID
-			}
-			if dst != nil {
-				*dst = nil // a later duplicate key wins, whatever its type
-				if s.i < len(s.b) && s.b[s.i] == '"' {
-					vStart := s.i + 1
-					vEsc, ok := s.str()
-					if !ok {
-						return false
-					}
-					*dst = s.b[vStart : s.i-1]
-					h.Escaped = h.Escaped || vEsc
-					goto next
-				}
-			}
+		var dst *[]byte
+		switch string(key) {
+		case "type":
+			dst = &h.Type
+		case "subtype":
+			dst = &h.Subtype
+		case "request_id":
+			dst = &h.RequestID
+		case "session_id":
+			dst = &h.SessionID
 		}
-		if !s.value() {
-			return false
+		if dst != nil {
+			*dst = nil // a later duplicate key wins, whatever its type
 		}
-	next:
+		if dst != nil && s.i < len(s.b) && s.b[s.i] == '"' {
+			vStart := s.i + 1
+			vEsc, _, err := s.str()
+			if err != nil {
+				return err
+			}
+			*dst = s.b[vStart : s.i-1]
+			h.Escaped = h.Escaped || vEsc
+		} else if err := s.value(1); err != nil {
+			// Too deep is only known once the rest is known to be JSON.
+			if _, deep := err.(*DepthError); !deep || tooDeep != nil {
+				return err
+			}
+			tooDeep = err
+		}
 		s.ws()
 		if s.i >= len(s.b) {
-			return false
+			return s.fail("unexpected end of line in an object")
 		}
 		switch s.b[s.i] {
 		case ',':
@@ -140,10 +245,9 @@ func (s *scanner) object(h *Head) bool {
 			s.ws()
 		case '}':
 			s.i++
-			s.depth--
-			return true
+			return tooDeep
 		default:
-			return false
+			return s.fail("unexpected %s in an object", s.describe())
 		}
 	}
 }
@@ -160,113 +264,173 @@ func unescape(b []byte) []byte {
 	return []byte(str)
 }
 
-func (s *scanner) array() bool {
-	s.depth++
-	if s.depth > maxDepth {
-		return false
-	}
-	s.i++ // '['
-	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == ']' {
-		s.i++
-		s.depth--
-		return true
-	}
+// value scans the value at s.i, nested in depth containers. It keeps the
+// containers it is in on a stack of its own rather than recursing.
+func (s *scanner) value(depth int) error {
+	var inline [64]byte
+	open := inline[:0] // '{' or '[' of each container entered, innermost last
+	tooDeep := -1
 	for {
-		if !s.value() {
-			return false
-		}
-		s.ws()
+		// A value starts at s.i.
 		if s.i >= len(s.b) {
-			return false
+			return s.fail("unexpected end of line, looking for a value")
 		}
-		switch s.b[s.i] {
-		case ',':
+		switch c := s.b[s.i]; {
+		case c == '{' || c == '[':
+			open = append(open, c)
+			if depth+len(open) > MaxDepth && tooDeep < 0 {
+				tooDeep = s.i
+			}
 			s.i++
 			s.ws()
-		case ']':
-			s.i++
-			s.depth--
-			return true
+			if s.i < len(s.b) && s.b[s.i] == c+2 { // } is {+2, ] is [+2
+				s.i++
+				open = open[:len(open)-1]
+				break
+			}
+			if c == '{' {
+				if err := s.key(); err != nil {
+					return err
+				}
+			}
+			continue
+		case c == '"':
+			if _, _, err := s.str(); err != nil {
+				return err
+			}
+		case c == '-' || c >= '0' && c <= '9':
+			if _, err := s.number(); err != nil {
+				return err
+			}
+		case c == 't':
+			if err := s.lit("true"); err != nil {
+				return err
+			}
+		case c == 'f':
+			if err := s.lit("false"); err != nil {
+				return err
+			}
+		case c == 'n':
+			if err := s.lit("null"); err != nil {
+				return err
+			}
 		default:
-			return false
+			return s.fail("unexpected %s, looking for a value", s.describe())
+		}
+		// A value ended: pass the closing brackets that follow it, up to
+		// the next value or the end of the outermost one.
+		for {
+			if len(open) == 0 {
+				if tooDeep >= 0 {
+					return &DepthError{Offset: tooDeep}
+				}
+				return nil
+			}
+			s.ws()
+			top := open[len(open)-1]
+			in := "an array"
+			if top == '{' {
+				in = "an object"
+			}
+			if s.i >= len(s.b) {
+				return s.fail("unexpected end of line in %s", in)
+			}
+			c := s.b[s.i]
+			if c == ',' {
+				s.i++
+				s.ws()
+				if top == '{' {
+					if err := s.key(); err != nil {
+						return err
+					}
+				}
+				break
+			}
+			if c != top+2 {
+				return s.fail("unexpected %s in %s", s.describe(), in)
+			}
+			s.i++
+			open = open[:len(open)-1]
 		}
 	}
 }
 
-func (s *scanner) value() bool {
-	if s.i >= len(s.b) {
-		return false
+// key passes an object key, its colon and the space around them.
+func (s *scanner) key() error {
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return s.fail("unexpected %s, looking for an object key", s.describe())
 	}
-	switch c := s.b[s.i]; {
-	case c == '"':
-		_, ok := s.str()
-		return ok
-	case c == '{':
-		return s.object(nil)
-	case c == '[':
-		return s.array()
-	case c == '-' || c >= '0' && c <= '9':
-		return s.number()
-	case c == 't':
-		return s.lit("true")
-	case c == 'f':
-		return s.lit("false")
-	case c == 'n':
-		return s.lit("null")
+	if _, _, err := s.str(); err != nil {
+		return err
 	}
-	return false
+	s.ws()
+	if s.i >= len(s.b) || s.b[s.i] != ':' {
+		return s.fail("unexpected %s after an object key", s.describe())
+	}
+	s.i++
+	s.ws()
+	return nil
 }
 
-func (s *scanner) lit(w string) bool {
-	if len(s.b)-s.i < len(w) || string(s.b[s.i:s.i+len(w)]) != w {
-		return false
+func (s *scanner) lit(w string) error {
+	if len(s.b)-s.i >= len(w) && string(s.b[s.i:s.i+len(w)]) == w {
+		s.i += len(w)
+		return nil
 	}
-	s.i += len(w)
-	return true
+	for k := 0; k < len(w); k++ {
+		if s.i >= len(s.b) || s.b[s.i] != w[k] {
+			return s.fail("unexpected %s in literal %s", s.describe(), w)
+		}
+		s.i++
+	}
+	return nil
 }
 
-func (s *scanner) number() bool {
+func (s *scanner) number() (isInt bool, err error) {
 	b, i := s.b, s.i
+	bad := func(what string) (bool, error) {
+		s.i = i
+		return false, s.fail("unexpected %s in a number, looking for %s", s.describe(), what)
+	}
 	if b[i] == '-' {
 		i++
 	}
-	if i >= len(b) {
-		return false
-	}
 	switch {
-	case b[i] == '0':
+	case i < len(b) && b[i] == '0':
 		i++
-	case b[i] >= '1' && b[i] <= '9':
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
 		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
 			i++
 		}
 	default:
-		return false
+		return bad("a digit")
 	}
+	isInt = true
 	if i < len(b) && b[i] == '.' {
+		isInt = false
 		i++
 		if i >= len(b) || b[i] < '0' || b[i] > '9' {
-			return false
+			return bad("a digit after the decimal point")
 		}
 		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
 			i++
 		}
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		isInt = false
 		i++
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
 		}
 		if i >= len(b) || b[i] < '0' || b[i] > '9' {
-			return false
+			return bad("a digit in the exponent")
 		}
 		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
 			i++
 		}
 	}
 	s.i = i
-	return true
+	return isInt, nil
 }
 
 const (
@@ -276,13 +440,13 @@ const (
 	slashes = '\\' * lsb
 )
 
-// str scans a string starting at its opening quote and reports whether it
-// held an escape. Eight bytes at a time: a word without a quote, a
-// backslash or a control character is skipped whole.
-func (s *scanner) str() (escaped, ok bool) {
+// str scans a string starting at its opening quote. Eight bytes at a
+// time: a word without a quote, a backslash or a control character is
+// passed whole (its high bits still say whether it held non-ASCII bytes).
+func (s *scanner) str() (escaped, nonASCII bool, err error) {
 	b, i := s.b, s.i+1
+	var high uint64 // the bytes passed in words, or-ed together
 	for {
-		clean := 0 // words passed since the last special byte
 		for i+8 <= len(b) {
 			x := binary.LittleEndian.Uint64(b[i:])
 			q := x ^ quotes
@@ -291,50 +455,53 @@ func (s *scanner) str() (escaped, ok bool) {
 			if special != 0 {
 				// The lowest flagged byte is always a true match (borrows
 				// only run upwards): jump straight to it.
-				i += bits.TrailingZeros64(special) >> 3
+				n := bits.TrailingZeros64(special) >> 3
+				high |= x & (1<<(n*8) - 1)
+				i += n
 				break
 			}
+			high |= x
 			i += 8
-			// A string longer than two words goes on 32 bytes at a time;
-			// most strings (keys, ids) end sooner, without the call.
-			if clean++; clean == 2 && haveStrBlocks && len(b)-i >= 64 {
-				var e bool
-				i, e = strBlocks(b, i)
-				escaped = escaped || e
-			}
 		}
 		if i >= len(b) {
-			return escaped, false
+			s.i = i
+			return escaped, nonASCII, s.fail("unexpected end of line in a string")
 		}
 		switch c := b[i]; {
 		case c == '"':
 			s.i = i + 1
-			return escaped, true
+			return escaped, nonASCII || high&msb != 0, nil
 		case c == '\\':
 			escaped = true
 			i++
 			if i >= len(b) {
-				return escaped, false
+				s.i = i
+				return escaped, nonASCII, s.fail("unexpected end of line in a string escape")
 			}
 			switch b[i] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i++
 			case 'u':
-				if len(b)-i < 5 {
-					return escaped, false
-				}
-				for _, h := range b[i+1 : i+5] {
-					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
-						return escaped, false
+				for j := i + 1; j < i+5; j++ {
+					if j >= len(b) {
+						s.i = j
+						return escaped, nonASCII, s.fail("unexpected end of line in a \\u escape")
+					}
+					if h := b[j]; !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
+						s.i = j
+						return escaped, nonASCII, s.fail("invalid character %q in a \\u escape", h)
 					}
 				}
 				i += 5
 			default:
-				return escaped, false
+				s.i = i
+				return escaped, nonASCII, s.fail("invalid escape %q", "\\"+string(rune(b[i])))
 			}
 		case c < 0x20:
-			return escaped, false
+			s.i = i
+			return escaped, nonASCII, s.fail("control character 0x%02x in a string", c)
 		default:
+			nonASCII = nonASCII || c >= 0x80
 			i++
 		}
 	}
@@ -358,8 +525,8 @@ func Fields(line []byte, keys ...string) [][]byte {
 			return out
 		}
 		kStart := s.i + 1
-		kEsc, ok := s.str()
-		if !ok {
+		kEsc, _, err := s.str()
+		if err != nil {
 			return out
 		}
 		key := s.b[kStart : s.i-1]
@@ -373,7 +540,7 @@ func Fields(line []byte, keys ...string) [][]byte {
 		s.i++
 		s.ws()
 		vStart := s.i
-		if !s.value() {
+		if !passed(s.value(1)) {
 			return out
 		}
 		for k, want := range keys {
@@ -387,6 +554,12 @@ func Fields(line []byte, keys ...string) [][]byte {
 		}
 		s.i++
 	}
+}
+
+// passed says a value was scanned to its end: it is JSON, maybe too deep.
+func passed(err error) bool {
+	_, deep := err.(*DepthError)
+	return err == nil || deep
 }
 
 // Elements returns the raw values of a JSON array that Scan accepted as
@@ -405,7 +578,7 @@ func Elements(arr []byte) [][]byte {
 			return out
 		}
 		start := s.i
-		if !s.value() {
+		if !passed(s.value(1)) {
 			return out
 		}
 		out = append(out, s.b[start:s.i])

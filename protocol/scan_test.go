@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -11,12 +12,20 @@ import (
 	"github.com/agentjq/agentjq/internal/streamgen"
 )
 
+// checkScan holds the scanner to encoding/json on line: Scan and ScanLine
+// on it as a line, SkipValue on it as one value, ScanString on each string
+// SkipValue passes at the top level.
 func checkScan(t *testing.T, line []byte) {
+	t.Helper()
+	checkSkip(t, line)
 	h, ok := Scan(line)
 	trimmed := bytes.TrimSpace(line)
 	want := json.Valid(line) && len(trimmed) > 0 && trimmed[0] == '{'
 	if ok != want {
 		t.Fatalf("Scan(%q) ok=%v, json.Valid says %v", line, ok, want)
+	}
+	if _, err := ScanLine(line); (err == nil) != ok {
+		t.Fatalf("ScanLine(%q) = %v, Scan says %v", line, err, ok)
 	}
 	if !ok {
 		return
@@ -34,6 +43,116 @@ func checkScan(t *testing.T, line []byte) {
 	// A duplicate key: the last one counts, in both.
 	if typ != str(e["type"]) || sub != str(e["subtype"]) || id != str(e["request_id"]) {
 		t.Fatalf("Scan(%q) head = %q %q %q, want %q %q %q", line, typ, sub, id, str(e["type"]), str(e["subtype"]), str(e["request_id"]))
+	}
+}
+
+// checkSkip compares SkipValue with json.Valid on data as one value, and
+// ScanString's flags with the string's bytes when data is a string.
+func checkSkip(t *testing.T, data []byte) {
+	t.Helper()
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	at := len(data) - len(trimmed)
+	end, spaced, err := SkipValue(data, at, 0)
+	rest := bytes.TrimLeft(data[min(end, len(data)):], " \t\r\n")
+	whole := err == nil && len(rest) == 0
+	if want := json.Valid(data); whole != want {
+		t.Fatalf("SkipValue(%q) = %d, %v; json.Valid says %v", data, end, err, want)
+	}
+	var syn *SyntaxError
+	var deep *DepthError
+	if errors.As(err, &deep) && bytes.Count(data, []byte("["))+bytes.Count(data, []byte("{")) <= MaxDepth {
+		t.Fatalf("SkipValue(%q): %v with fewer brackets than that", data, err)
+	}
+	if err != nil && !errors.As(err, &syn) && !errors.As(err, &deep) {
+		t.Fatalf("SkipValue(%q): %T %v", data, err, err)
+	}
+	if err != nil {
+		return
+	}
+	if hasSpace := bytes.ContainsAny(compactOutside(data[at:end]), " \t\r\n"); spaced != hasSpace {
+		t.Fatalf("SkipValue(%q) spaced = %v", data, spaced)
+	}
+	if len(trimmed) > 0 && trimmed[0] == '"' {
+		send, esc, nonASCII, err := ScanString(data, at)
+		if err != nil || send != end {
+			t.Fatalf("ScanString(%q) = %d %v, SkipValue says %d", data, send, err, end)
+		}
+		body := data[at+1 : end-1]
+		if esc != (bytes.IndexByte(body, '\\') >= 0) {
+			t.Fatalf("ScanString(%q) escaped = %v", data, esc)
+		}
+		ascii := true
+		for _, c := range body {
+			ascii = ascii && c < 0x80
+		}
+		if nonASCII == ascii {
+			t.Fatalf("ScanString(%q) nonASCII = %v", data, nonASCII)
+		}
+	}
+}
+
+// compactOutside returns v with its strings emptied: what is left is the
+// white space outside them, if any.
+func compactOutside(v []byte) []byte {
+	var out []byte
+	for i := 0; i < len(v); i++ {
+		if v[i] == '"' {
+			end, _, _, _ := ScanString(v, i)
+			out = append(out, '"', '"')
+			i = end - 1
+			continue
+		}
+		out = append(out, v[i])
+	}
+	return out
+}
+
+func TestScanDepth(t *testing.T) {
+	deep := func(n int, inner string) []byte {
+		return []byte(`{"a":` + strings.Repeat(`[{"b":`, n) + inner + strings.Repeat(`}]`, n) + `}`)
+	}
+	// 1 + 2*4999 = 9999 containers, then 10001 and 20001.
+	if _, err := ScanLine(deep(4999, "1")); err != nil {
+		t.Fatalf("9999 levels: %v", err)
+	}
+	for _, n := range []int{5000, 10000} {
+		line := append([]byte(`{"type":"control_request","request_id":"r1",`), deep(n, "1")[1:]...)
+		h, err := ScanLine(line)
+		if typ, _, id := h.Strings(); typ != "control_request" || id != "r1" {
+			t.Errorf("%d levels: head %q %q", 1+2*n, typ, id)
+		}
+		if f := Fields(line, "request_id", "a"); string(f[0]) != `"r1"` || len(f[1]) != len(line)-len(`{"type":"control_request","request_id":"r1","a":}`) {
+			t.Errorf("%d levels: Fields %.20q", 1+2*n, f)
+		}
+		_, err = ScanLine(deep(n, "1"))
+		var de *DepthError
+		if !errors.As(err, &de) || !strings.Contains(err.Error(), "nesting deeper than 10000") {
+			t.Fatalf("%d levels: %v, want a DepthError", 1+2*n, err)
+		}
+		// Level 10001 is the { of the 5000th [{"b":.
+		if want := len(`{"a":`) + 4999*len(`[{"b":`) + 1; de.Offset != want {
+			t.Errorf("%d levels: offset %d, want %d", 1+2*n, de.Offset, want)
+		}
+		// Not JSON, however deep: a syntax error, not a depth error.
+		for _, bad := range [][]byte{deep(n, "x"), deep(n, "1")[:len(deep(n, "1"))-1], append(deep(n, "1"), ',')} {
+			var syn *SyntaxError
+			if _, err := ScanLine(bad); !errors.As(err, &syn) {
+				t.Fatalf("bad at %d levels: %v, want a SyntaxError", 1+2*n, err)
+			}
+		}
+	}
+	// SkipValue counts the containers a value sits in and still finds the
+	// end of a value that is too deep.
+	v := []byte(strings.Repeat("[", 10) + strings.Repeat("]", 10))
+	if end, _, err := SkipValue(v, 0, MaxDepth-10); err != nil || end != len(v) {
+		t.Fatalf("at the limit: %d %v", end, err)
+	}
+	var de *DepthError
+	if end, _, err := SkipValue(v, 0, MaxDepth-9); !errors.As(err, &de) || end != len(v) {
+		t.Fatalf("one past the limit: %d %v", end, err)
+	}
+	if _, err := ScanLine([]byte(`[1]`)); err != ErrNotObject {
+		t.Fatalf("an array line: %v", err)
 	}
 }
 
@@ -61,6 +180,8 @@ var scanCases = []string{
 	`{"a":true,"b":false,"c":null}`, `{"request_id":"r1","type":"control_request","request":{"subtype":"can_use_tool"}}`,
 	`{"a":"` + "\xff\xfe" + `"}`, `{"a" : [ ] , "b" : { } }`, "{\"a\":\"tab\there\"}", `{"a":"12345678\"9"}`,
 	`{"type":"x","type":"y"}`, `{"\u0074ype":"z"}`, ``, `{`, `}`, `{"a":[}`, `{"a":[1,]}`,
+	`[1, {"a" : "b"}]`, `"plain"`, `"é\n"`, "\"\xff\"", `12`, `-0.5e+3`, `true`, `nul`, ` [ ] `, `[1 2]`, `{"a":1 "b":2}`,
+	`"` + strings.Repeat("é", 9) + `"`, `"abcdefgh` + "\x80" + `"`,
 }
 
 func TestScanCases(t *testing.T) {
@@ -142,8 +263,8 @@ func TestElementsAndString(t *testing.T) {
 }
 
 // TestScanLongStrings puts every kind of special byte at every position of
-// a long string, where the 32-byte path (strBlocks) meets it at each offset
-// of a block and at the block's end, and compares with encoding/json.
+// a long string, where the eight-byte loop meets it at each offset of a
+// word and at the line's end, and compares with encoding/json.
 func TestScanLongStrings(t *testing.T) {
 	specials := []string{`\n`, `\"`, `\\`, `\/`, `\b`, `\f`, `\r`, `\t`, `\u0041`, `\u00e9x`, `\q`, `\u12`, `\`, `"`, "\x01", "\x1f", "\x7f", "é", `\\\"`, `\\\\`}
 	for _, sp := range specials {

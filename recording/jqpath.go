@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+
+	"github.com/agentjq/agentjq/protocol"
 )
 
 // jqPath is the small subset of jq paths that --redact-path takes:
@@ -108,8 +110,8 @@ func (p jqPath) find(b []byte, off int) [][2]int {
 				if !ok || b[j] != '"' {
 					return
 				}
-				key, err := strconv.Unquote(string(b[j:kend]))
-				if err != nil {
+				key, ok := protocol.String(b[j:kend])
+				if !ok {
 					key = string(b[j+1 : kend-1])
 				}
 				j = skipWS(b, kend)
@@ -160,47 +162,10 @@ func skipWS(b []byte, i int) int {
 }
 
 // skipValue returns the end of the JSON value starting at b[i]; the input
-// is already known to be valid JSON.
+// is already known to be valid JSON. A value nested deeper than the
+// scanner builds is still skipped whole, so a path past it is found.
 func skipValue(b []byte, i int) (int, bool) {
-	if i >= len(b) {
-		return i, false
-	}
-	switch b[i] {
-	case '"':
-		for j := i + 1; j < len(b); j++ {
-			switch b[j] {
-			case '\\':
-				j++
-			case '"':
-				return j + 1, true
-			}
-		}
-		return len(b), false
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				end, ok := skipValue(b, j)
-				if !ok {
-					return end, false
-				}
-				j = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1, true
-				}
-			}
-		}
-		return len(b), false
-	default:
-		j := i
-		for j < len(b) && !strings.ContainsRune(",}] \t\r\n", rune(b[j])) {
-			j++
-		}
-		return j, j > i
-	}
+	end, _, err := protocol.SkipValue(b, i, 0)
+	var deep *protocol.DepthError
+	return end, err == nil || errors.As(err, &deep)
 }

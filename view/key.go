@@ -3,56 +3,36 @@ package view
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/agentjq/agentjq/protocol"
 )
 
-// keyFields are the input fields a person reads first, in the order
-// agentlib's key_input tries them.
-var keyFields = []string{"command", "file_path", "notebook_path", "pattern", "url", "query", "path"}
-
-// pathFields are shown relative to the session's working directory.
-var pathFields = map[string]bool{"file_path": true, "notebook_path": true, "path": true}
-
-// keyInput returns the argument of a tool call worth a line: the command,
-// the path, the pattern, the url, the question...
-func keyInput(input json.RawMessage, cwd string) string {
-	var in map[string]any
-	if json.Unmarshal(input, &in) != nil || in == nil {
-		return strings.TrimSpace(string(input))
+// keyInput returns the argument of a call of tool worth a line: its key
+// (protocol.ToolKey, the same as approve's and agentlib's), a path
+// relative to the session's directory, a question with its options.
+func keyInput(tool string, input json.RawMessage, cwd string) string {
+	k := protocol.ToolKeyJSON(tool, input)
+	if k.Path {
+		return relPath(k.Text, cwd)
 	}
-	for _, f := range keyFields {
-		if s, ok := in[f].(string); ok && s != "" {
-			if pathFields[f] {
-				return relPath(s, cwd)
-			}
-			return s
+	if k.Field == "questions.0.question" {
+		var in map[string]any
+		if json.Unmarshal(input, &in) == nil {
+			return k.Text + questionNote(in)
 		}
 	}
-	if q := question(in); q != "" {
-		return q
-	}
-	for _, f := range []string{"description", "prompt", "skill"} {
-		if s, ok := in[f].(string); ok && s != "" {
-			return s
-		}
-	}
-	if len(in) == 0 {
-		return ""
-	}
-	b, _ := json.Marshal(in)
-	return string(b)
+	return k.Text
 }
 
-// question returns AskUserQuestion's first question with its options.
-func question(in map[string]any) string {
+// questionNote is what AskUserQuestion's key leaves out: the first
+// question's options and how many questions follow.
+func questionNote(in map[string]any) string {
 	qs, _ := in["questions"].([]any)
 	if len(qs) == 0 {
 		return ""
 	}
 	q, _ := qs[0].(map[string]any)
-	text, _ := q["question"].(string)
-	if text == "" {
-		return ""
-	}
+	var text string
 	var labels []string
 	opts, _ := q["options"].([]any)
 	for _, o := range opts {

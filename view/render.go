@@ -527,7 +527,7 @@ func (r *Renderer) assistant(ev *envelope) {
 		case "redacted_thinking":
 			r.put(d, r.st.dim.Sprint("∴"), r.st.dim.Sprint("(redacted thinking)"))
 		case "tool_use":
-			k := keyInput(b.Input, r.cwd)
+			k := keyInput(b.Name, b.Input, r.cwd)
 			r.calls[b.ID] = call{name: b.Name, key: k, depth: d}
 			note := inputNote(b.Name, b.Input)
 			avail := r.budget(d, b.Name, "  ")
@@ -791,7 +791,7 @@ func (r *Renderer) controlRequest(ev *envelope) {
 	switch rq.Subtype {
 	case protocol.SubCanUseTool:
 		d := r.depthOfTool(rq.ToolUseID)
-		k := keyInput(rq.Input, r.cwd)
+		k := keyInput(rq.ToolName, rq.Input, r.cwd)
 		req := &request{id: ev.RequestID, tool: rq.ToolName, key: k, depth: d}
 		r.pending[ev.RequestID] = req
 		r.closeOpen()

@@ -71,19 +71,14 @@ def tool_results:
   | {tool_use_id, content: (.content | content_text), is_error: (.is_error == true), parent: $p};
 
 # The argument a person reads first: the command, the path, the pattern...
-# Works on a tool input or on anything carrying one in .input.
+# Works on a tool input or on anything carrying one in .input (a tool call,
+# a permission request: their tool name picks the field). The table of
+# fields per tool is agentjq's own (protocol.KeyFields), shared with
+# `approve test` and --view; _key_input is written in Go.
 def key_input:
-  (if type == "object" and (.input | type) == "object" then .input else . end) as $in
-  | if ($in | type) != "object" then ($in | tostring)
-    else
-      first(
-        ( $in.command, $in.file_path, $in.notebook_path, $in.pattern, $in.url,
-          $in.query, $in.path,
-          ($in.questions | if type == "array" then .[0].question? else empty end),
-          $in.description, $in.prompt, $in.skill )
-        | select(type == "string" and . != "")
-      ) // ($in | tojson)
-    end;
+  if type == "object" and (.input | type) == "object"
+  then (.name // .tool_name // null) as $tool | .input | _key_input($tool)
+  else _key_input(null) end;
 
 # --- permissions and control ----------------------------------------------
 

@@ -8,12 +8,28 @@
 // the man page; a test keeps the two in step.
 package agentlib
 
-import _ "embed" // for go:embed
+import (
+	_ "embed" // for go:embed
+
+	"github.com/itchyny/gojq"
+
+	"github.com/agentjq/agentjq/protocol"
+)
 
 // Source is the jq module text.
 //
 //go:embed agent.jq
 var Source string
+
+// Functions are the definitions Source calls that are written in Go:
+// compile every program that uses Source with them.
+var Functions = []gojq.CompilerOption{
+	// _key_input(tool): the key of a tool input, from protocol's table.
+	gojq.WithFunction("_key_input", 1, 1, func(input any, args []any) any {
+		tool, _ := args[0].(string)
+		return protocol.ToolKey(tool, input).Text
+	}),
+}
 
 // Doc documents one definition of Source.
 type Doc struct {
@@ -45,7 +61,7 @@ var Docs = []Doc{
 	{"tool_calls", `tool_calls | .name`, "each tool call as {name, id, input, parent}"},
 	{"tool_calls/1", `tool_calls("Bash") | .input.command`, "the tool calls of one tool"},
 	{"tool_results", `tool_results | select(.is_error)`, "each tool result as {tool_use_id, content (text), is_error, parent}"},
-	{"key_input", `tool_calls | key_input`, "the argument a person reads first (command, file_path, pattern, url, query, path, question...) of a tool input or of anything with .input"},
+	{"key_input", `tool_calls | key_input`, "the argument a person reads first of a tool call, a permission request or a bare tool input: Bash command, Read/Write/Edit file_path, Grep/Glob pattern, WebFetch url, WebSearch query, Task description (else prompt), AskUserQuestion first question, Skill skill... (the input as JSON when none fits)"},
 	{"control_requests", `control_requests | .subtype`, "control requests from the agent, as .request plus request_id"},
 	{"permission_requests", `permission_requests | [.tool_name, key_input]`, "can_use_tool requests (tool_name, input, tool_use_id, request_id...)"},
 	{"hook_callbacks", `hook_callbacks | .input.hook_event_name`, "hook_callback requests"},

@@ -16,7 +16,7 @@ func compile(t testing.TB, program string) *gojq.Code {
 	if err != nil {
 		t.Fatalf("parse %q: %v", program, err)
 	}
-	code, err := gojq.Compile(q)
+	code, err := gojq.Compile(q, Functions...)
 	if err != nil {
 		t.Fatalf("compile %q: %v", program, err)
 	}
@@ -103,7 +103,7 @@ func compileOnly(src string) (*gojq.Code, error) {
 	if err != nil {
 		return nil, err
 	}
-	return gojq.Compile(q)
+	return gojq.Compile(q, Functions...)
 }
 
 type initLoader struct{ q *gojq.Query }
@@ -125,7 +125,7 @@ func TestSourceAsModule(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		code, err := gojq.Compile(q, gojq.WithModuleLoader(initLoader{lib}))
+		code, err := gojq.Compile(q, append([]gojq.CompilerOption{gojq.WithModuleLoader(initLoader{lib})}, Functions...)...)
 		if err != nil {
 			t.Fatalf("%s: %v", prog, err)
 		}

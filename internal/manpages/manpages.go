@@ -425,6 +425,11 @@ func filterPage(n *kong.Node) *roff.Page {
 	for _, d := range agentlib.Docs {
 		p.Item(roff.Bold(d.Name), d.Summary+". Example: "+d.Usage)
 	}
+	p.Subsection("Key input")
+	p.Para(strings.Join(strings.Fields(filter.KeyInputIntro), " "))
+	for _, r := range filter.KeyInputRows() {
+		p.Item(roff.Bold(r[0]), r[1])
+	}
 	p.Section("OPTIONS")
 	for _, f := range filter.Flags {
 		var tag []string
