@@ -100,17 +100,9 @@ The payload key is always last.
 # CRASH SAFETY
 
 Lines are written as they happen, whole: **agentjq record** and **spawn --record**
-hand each line to a recorder goroutine, which redacts and writes what has
-arrived in one write(2) of whole lines (at most about 1 MiB each), so the file
-trails the session by milliseconds. On Linux, when lines arrive faster than
-that, batches of about 4 MiB go either through the page cache or with
-O_DIRECT straight to the device, whichever the recorder measures faster on
-the machine at the time (the page cache costs a copy and, on a VM that
-returns free memory to its host, a host page fault for each new page; the
-device costs its own speed). With O_DIRECT, the part of a batch after its
-last whole 4 KiB block goes through the page cache and the next batch
-writes that block again, whole. The file is the same as with write(2) alone
-(**AGENTJQ_NO_DIRECT_IO**=1 asks for that). If agentjq is killed, every complete line is valid; the last line
+hand a copy of each line to a recorder goroutine, which redacts and writes what
+has arrived in one write(2) of whole lines (at most about 1 MiB each), so the
+file trails the session by milliseconds. If agentjq is killed, every complete line is valid; the last line
 may be cut off. Readers accept a cut-off last line with a warning and ignore
 it; a bad line elsewhere is an error naming its line number.
 

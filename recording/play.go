@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -277,4 +278,4 @@ func writeOversize(w *bufio.Writer, size int) error {
 	return err
 }
 
-func validJSON(b []byte) bool { return len(b) > 0 && jsonValid(b) }
+func validJSON(b []byte) bool { return len(b) > 0 && json.Valid(b) }

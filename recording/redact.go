@@ -222,7 +222,7 @@ func (r *Redactor) textChanged(b []byte, only uint64) ([]byte, bool) {
 // outside the redacted strings unchanged; other lines are redacted as text.
 // It returns line itself when nothing was removed.
 func (r *Redactor) Line(dir Direction, line []byte) []byte {
-	out, _, _ := r.lineObject(dir, line, false, false)
+	out, _, _ := r.lineObject(dir, line, false)
 	return out
 }
 
@@ -230,9 +230,7 @@ func (r *Redactor) Line(dir Direction, line []byte) []byte {
 // white space) is one JSON object; checked is false when it did not look.
 //
 // valid says the caller knows line is exactly one JSON object.
-//
-// hintFree says Check already found no hint and no hiding escape in line.
-func (r *Redactor) lineObject(dir Direction, line []byte, valid, hintFree bool) (out []byte, obj, checked bool) {
+func (r *Redactor) lineObject(dir Direction, line []byte, valid bool) (out []byte, obj, checked bool) {
 	if r == nil || r.empty() {
 		return line, valid, valid
 	}
@@ -250,54 +248,28 @@ func (r *Redactor) lineObject(dir Direction, line []byte, valid, hintFree bool) 
 	if len(r.paths) > 0 {
 		out = r.redactPaths(out)
 	}
-	if r.clean(out, hintFree) {
+	if r.clean(out) {
 		return out, true, true
 	}
 	return r.jsonStrings(out), true, true
-}
-
-// Check reports whether line holds none of the built-in patterns' hints
-// and no \u or \/ escape: the part of the fast pre-filter (clean) that
-// depends on the line alone, not on what the session has shown so far
-// (the account's email and organization). It is safe for concurrent use,
-// so the bridge runs it on the workers that validate the agent's lines,
-// in parallel and ahead of order; the line's turn in order then skips
-// that pass. False means "look closely", always so where the pass cannot
-// decide (user regexes, --redact-path).
-func (r *Redactor) Check(line []byte) bool {
-	if r == nil || r.empty() {
-		return true
-	}
-	return len(r.paths) == 0 && !r.alwaysLooks() && r.hintFree(line)
 }
 
 // clean is the fast pre-filter of Line: true when no secret can be in the
 // line. Without \u or \/ escapes, a secret inside a JSON string shows in
 // the raw bytes as it is (the patterns' characters need no escaping), so
 // a line holding none of the patterns' hints needs no closer look. User
-// regexes could match anything: they always take the slow path. checked
-// says Check already found line hint-free.
-func (r *Redactor) clean(line []byte, checked bool) bool {
+// regexes could match anything: they always take the slow path.
+func (r *Redactor) clean(line []byte) bool {
 	if r.alwaysLooks() || r.literalIn(line) {
 		return false
 	}
-	return checked || r.hintFree(line)
+	return !hasHidingEscape(line) && r.hints.match(line) == 0
 }
 
 // alwaysLooks: user regexes, or patterns without hints, must be tried on
 // every line: the pre-filter can clear none.
 func (r *Redactor) alwaysLooks() bool {
 	return len(r.spec.Regex) > 0 || r.hints.always != 0
-}
-
-// hintFree reports whether line holds none of r's hints and no hiding
-// escape: with SIMD, one pass of the block scan (suspect.go) stands for
-// the hint search and the escape search.
-func (r *Redactor) hintFree(line []byte) bool {
-	if haveSuspectBlocks {
-		return !r.suspect(line)
-	}
-	return !hasHidingEscape(line) && r.hints.match(line) == 0
 }
 
 // literalIn reports whether line holds a literal, as it is or
@@ -362,9 +334,7 @@ func (r *Redactor) learnAccount(line []byte) {
 func (r *Redactor) jsonStrings(line []byte) []byte {
 	var occ []hintOccurrence
 	fast := !r.needsFullLook(line)
-	if fast && haveSuspectBlocks {
-		occ = r.occurrences(line)
-	} else if fast {
+	if fast {
 		occ = r.hints.occurrences(line)
 	}
 	k := 0
@@ -541,16 +511,25 @@ func mayBeType(line []byte, typ string) bool {
 }
 
 // hasHidingEscape reports whether line holds a \u or \/ escape, the ones
-// that can hide a secret's characters from the raw bytes. One pass from
-// backslash to backslash; an escaped backslash is skipped whole.
+// that can hide a secret's characters from the raw bytes. Backslashes are
+// common in agent output (escaped newlines and quotes), the two pairs are
+// not: bytes.Index finds the pairs, and a pair counts when an odd run of
+// backslashes ends in it (else its backslash is itself escaped).
 func hasHidingEscape(line []byte) bool {
+	return hasEscape(line, []byte(`\u`)) || hasEscape(line, []byte(`\/`))
+}
+
+func hasEscape(line, pair []byte) bool {
 	for i := 0; ; {
-		j := bytes.IndexByte(line[i:], '\\')
-		if j < 0 || i+j+1 >= len(line) {
+		j := bytes.Index(line[i:], pair)
+		if j < 0 {
 			return false
 		}
-		switch line[i+j+1] {
-		case 'u', '/':
+		k := i + j
+		for k > 0 && line[k-1] == '\\' {
+			k--
+		}
+		if (i+j-k)%2 == 0 {
 			return true
 		}
 		i += j + 2

@@ -47,3 +47,31 @@ func BenchmarkTapStream(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRedactStream is the default redaction alone over the
+// benchmark stream, one core (target: 500 MB/s or more, BENCHMARKS.md):
+// "trusted" as spawn --record runs it, on lines the bridge has validated
+// already, "line" as Line runs it, validating each line first.
+func BenchmarkRedactStream(b *testing.B) {
+	lines, n := streamLines(b)
+	red, err := NewRedactor(RedactSpec{Builtin: true}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("trusted", func(b *testing.B) {
+		b.SetBytes(n)
+		for b.Loop() {
+			for _, l := range lines {
+				red.lineObject(Out, l, true)
+			}
+		}
+	})
+	b.Run("line", func(b *testing.B) {
+		b.SetBytes(n)
+		for b.Loop() {
+			for _, l := range lines {
+				red.Line(Out, l)
+			}
+		}
+	})
+}

@@ -18,11 +18,10 @@ type WriterOptions struct {
 	// everything verbatim (record --no-redact).
 	Redactor *Redactor
 	// Async moves redaction, encoding and writing off the caller's path
-	// to a goroutine: Tap copies the line into a queue and returns. Lines
-	// are written in batches of whole lines, one write each (with
-	// O_DIRECT, the whole blocks and then the rest: direct_linux.go), as
-	// soon as the goroutine gets to them. Close waits for the queue to
-	// drain.
+	// to the Writer's goroutine: Tap copies the line into a queue and
+	// returns. Lines are written in batches of whole lines, one write
+	// each, as soon as the goroutine gets to them. Close waits for the
+	// queue to drain.
 	Async bool
 	// AsyncLimit bounds the bytes queued (default 8 MiB); Tap waits when
 	// it is reached. A longer line is queued alone.
@@ -51,14 +50,7 @@ type Writer struct {
 	agentVersion string
 	versionLit   []byte // "claude_code_version":"<agentVersion>"
 
-	q      *queue       // nil unless Async
-	wr     *asyncWrites // nil unless Async
-	direct *directFile  // the O_DIRECT writer under wr, if any
-	batch  int          // the bytes of whole lines handed to one write
-	// With direct, each batch starts with room for the file's last
-	// partial block (room()), which the write goroutine fills in, so that
-	// the batch goes to the device from where it lies.
-	handed   int64 // the bytes handed to wr so far, the header's included
+	q        *queue // nil unless Async
 	validOut bool
 	closed   bool
 }
@@ -70,7 +62,7 @@ func NewWriter(w io.Writer, h Header, opts WriterOptions) (*Writer, error) {
 	if now == nil {
 		now = time.Now
 	}
-	rw := &Writer{w: w, now: now, red: opts.Redactor, validOut: opts.ValidOut, batch: 1 << 20}
+	rw := &Writer{w: w, now: now, red: opts.Redactor, validOut: opts.ValidOut}
 	rw.start = now()
 	h.Recording = FormatVersion
 	if h.Started.IsZero() {
@@ -101,15 +93,6 @@ func NewWriter(w io.Writer, h Header, opts WriterOptions) (*Writer, error) {
 		return nil, err
 	}
 	if opts.Async {
-		var out io.Writer = w
-		if df := newDirectFile(w, line); df != nil {
-			// Fewer, larger direct writes: the device's round trips,
-			// not the CPU, bound them.
-			out, rw.direct, rw.batch = df, df, directBatch
-			rw.handed = int64(len(line))
-		}
-		rw.wr = newAsyncWrites(out)
-		rw.buf = rw.wr.first(rw.room())
 		rw.q = newQueue(rw, opts.AsyncLimit)
 	}
 	return rw, nil
@@ -143,42 +126,13 @@ func (w *Writer) Tap(dir Direction, line []byte) {
 		w.q.put(qitem{dir: dir, t: w.now()}, line)
 		return
 	}
-	w.process(dir, line, w.now(), true, false)
-}
-
-// Check is the redactor's Check (true without redaction): the bridge runs
-// it on its workers and hands the result back with the line to TapChecked.
-func (w *Writer) Check(line []byte) bool { return w.red.Check(line) }
-
-// TapChecked is Tap for a line Check was asked about; hintFree is its
-// answer. Only the bridge's validated Out lines come this way. The line is
-// lent, not copied: its bytes must stay as they are until the function
-// given to the next Release call has been called.
-func (w *Writer) TapChecked(dir Direction, line []byte, hintFree bool) {
-	line = bytes.TrimRight(line, "\r\n")
-	if w.q != nil {
-		w.q.put(qitem{dir: dir, t: w.now(), hintFree: hintFree, lent: line}, line)
-		return
-	}
-	w.process(dir, line, w.now(), true, hintFree)
-}
-
-// Release calls release once every line lent so far (TapChecked) has been
-// encoded, so that the caller may reuse their memory: at once without
-// Async, else in turn on the Writer's goroutine.
-func (w *Writer) Release(release func()) {
-	if w.q != nil {
-		w.q.put(qitem{release: release}, nil)
-		return
-	}
-	release()
+	w.process(dir, line, w.now(), true)
 }
 
 var versionKey = []byte(`"claude_code_version"`)
 
-// versionAnchor is the offset in versionKey of its 'v', the rarest of its
-// bytes in agent output.
-const versionAnchor = 13
+// batchSize bounds the bytes of whole lines handed to one write.
+const batchSize = 1 << 20
 
 // mayBeSystemInit is false only when line plainly is a system line of
 // another subtype than init: the CLI writes type then subtype first, and
@@ -191,35 +145,13 @@ func mayBeSystemInit(line []byte) bool {
 	return bytes.HasPrefix(line[len(p):], []byte(`init"`))
 }
 
-// indexAnchored is bytes.Index(b, needle), searching with IndexByte for
-// needle[k] (choose a byte rare in b) and comparing around each hit: a
-// common first byte such as '"' makes bytes.Index stop everywhere.
-func indexAnchored(b, needle []byte, k int) int {
-	c := needle[k]
-	for i := k; i < len(b); {
-		j := bytes.IndexByte(b[i:], c)
-		if j < 0 {
-			return -1
-		}
-		start := i + j - k
-		if start+len(needle) > len(b) {
-			return -1
-		}
-		if bytes.Equal(b[start:start+len(needle)], needle) {
-			return start
-		}
-		i += j + 1
-	}
-	return -1
-}
-
 // process redacts, encodes and (with flush) writes one line.
-func (w *Writer) process(dir Direction, line []byte, t time.Time, flush, hintFree bool) {
+func (w *Writer) process(dir Direction, line []byte, t time.Time, flush bool) {
 	valid := w.validOut && dir == Out
 	var obj bool
 	if w.red != nil {
 		var checked bool
-		line, obj, checked = w.red.lineObject(dir, line, valid, hintFree)
+		line, obj, checked = w.red.lineObject(dir, line, valid)
 		obj = obj && dir != Err && len(line) > 0 && line[0] == '{' && line[len(line)-1] == '}'
 		if !checked {
 			obj = isJSONPayload(dir, line)
@@ -230,15 +162,15 @@ func (w *Writer) process(dir Direction, line []byte, t time.Time, flush, hintFre
 	var version string
 	if dir == Out && (mayBeType(line, "system") || mayBeType(line, "control_response")) &&
 		mayBeSystemInit(line) {
-		if i := indexAnchored(line, versionKey, versionAnchor); i >= 0 && !w.versionKnownAt(line[i:]) {
+		if i := bytes.Index(line, versionKey); i >= 0 && !w.versionKnownAt(line[i:]) {
 			version = agentVersionOf(line)
 		}
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.appendLocked(dir, line, t, obj)
-	if flush || len(w.buf)-w.room() >= w.batch {
-		w.flushLocked() // whole lines, at most about w.batch a write
+	if flush || len(w.buf) >= batchSize {
+		w.flushLocked() // whole lines, at most about batchSize a write
 	}
 	if version != "" && version != w.agentVersion {
 		if flush {
@@ -298,9 +230,6 @@ func (w *Writer) Close() error {
 	if w.q != nil {
 		w.q.close()
 	}
-	if w.direct != nil {
-		w.direct.close()
-	}
 	w.mu.Lock()
 	w.closed = true
 	w.mu.Unlock()
@@ -317,12 +246,8 @@ func (w *Writer) AgentVersion() string {
 // Err returns the first write error, if any.
 func (w *Writer) Err() error {
 	w.mu.Lock()
-	err := w.err
-	w.mu.Unlock()
-	if err == nil && w.wr != nil {
-		err = w.wr.Err()
-	}
-	return err
+	defer w.mu.Unlock()
+	return w.err
 }
 
 // Seq returns the sequence number of the last entry written.
@@ -355,26 +280,8 @@ func (w *Writer) appendLocked(dir Direction, line []byte, t time.Time, obj bool)
 	w.buf = append(w.buf, '\n')
 }
 
-// room is the bytes at the start of each batch left for the file's last
-// partial block (direct only).
-func (w *Writer) room() int {
-	if w.direct == nil {
-		return 0
-	}
-	return int(w.handed % dioAlign)
-}
-
-// flushLocked writes the pending whole lines with one write (with Async,
-// hands them to the goroutine that writes).
+// flushLocked writes the pending whole lines with one write.
 func (w *Writer) flushLocked() {
-	if w.wr != nil {
-		if pre := w.room(); len(w.buf) > pre {
-			next := w.wr.hand(batch{w.buf, pre})
-			w.handed += int64(len(w.buf) - pre)
-			w.buf = next[:w.room()]
-		}
-		return
-	}
 	if len(w.buf) > 0 && w.err == nil {
 		if _, err := w.w.Write(w.buf); err != nil {
 			w.err = err
@@ -420,8 +327,6 @@ func agentVersionOf(line []byte) string {
 	}
 	return ""
 }
-
-func jsonValid(b []byte) bool { return json.Valid(b) }
 
 // validObject reports whether b is exactly one JSON object: protocol.Scan,
 // spawn's one-pass validator (fuzzed against encoding/json), about three
