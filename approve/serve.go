@@ -194,7 +194,7 @@ func TestStream(ctx context.Context, name string, r io.Reader, d Decider, cwd st
 				if perr != nil {
 					fmt.Fprintf(stderr, "agentjq: %s:%d: %v\n", name, n, perr)
 					msg = nil
-				} else if e.Dir != recording.Out {
+				} else if e.Dir != protocol.DirOut {
 					msg = nil
 				} else {
 					msg = e.Msg

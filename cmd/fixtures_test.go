@@ -23,6 +23,7 @@ import (
 	"github.com/agentjq/agentjq/internal/apistub"
 	"github.com/agentjq/agentjq/internal/livetest"
 	"github.com/agentjq/agentjq/iostreams"
+	"github.com/agentjq/agentjq/protocol"
 	"github.com/agentjq/agentjq/recording"
 )
 
@@ -273,7 +274,7 @@ func regenerate(t *testing.T, bin string, sc fixtureScenario, dir string) []byte
 	fd := newFeeder()
 	var inputs []liveInput
 	for i, in := range sc.Stdin {
-		li := liveInput{seq: int64(i + 1), line: []byte(in.Line), gate: gateKey{recording.Out, in.After}, count: in.Count}
+		li := liveInput{seq: int64(i + 1), line: []byte(in.Line), gate: gateKey{protocol.DirOut, in.After}, count: in.Count}
 		if in.Delay != "" {
 			li.delay, _ = time.ParseDuration(in.Delay)
 		}
@@ -284,7 +285,7 @@ func regenerate(t *testing.T, bin string, sc fixtureScenario, dir string) []byte
 	ctx, cancel := context.WithCancel(context.Background())
 	fed := make(chan struct{})
 	go func() { defer close(fed); fd.feed(ctx, pw, inputs, time.Minute) }()
-	runErr := runSpawn(context.Background(), ios, f, agentArgs, tapFunc(func(d recording.Direction, l []byte) {
+	runErr := runSpawn(context.Background(), ios, f, agentArgs, tapFunc(func(d protocol.Direction, l []byte) {
 		rec.Tap(d, l)
 		fd.saw(d, l)
 	}))
@@ -408,13 +409,13 @@ func replayThroughSpawn(t *testing.T, rec string, flags []string, stdin string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, entries, err := recording.ReadAll(f, nil)
+	_, entries, err := recording.ReadAll(f, "test.rec", nil)
 	f.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var want bytes.Buffer
-	for _, l := range recording.Transcript(entries, recording.Out) {
+	for _, l := range recording.Transcript(entries, protocol.DirOut) {
 		want.Write(l)
 		want.WriteByte('\n')
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/agentjq/agentjq/internal/fakeagent"
 	"github.com/agentjq/agentjq/iostreams"
 	"github.com/agentjq/agentjq/recording"
+	"github.com/agentjq/agentjq/redact"
 )
 
 // hostIO is an IO whose agent is this test binary playing scenario; the
@@ -324,7 +325,7 @@ func TestRecordRedactsBurst(t *testing.T) {
 		}
 	}
 	for _, kind := range []string{"email", "organization", "anthropic-api-key", "aws-access-key", "github-token", "bearer-token"} {
-		if !strings.Contains(string(b), recording.Placeholder(kind)) {
+		if !strings.Contains(string(b), redact.Placeholder(kind)) {
 			t.Errorf("no %s placeholder in the recording", kind)
 		}
 	}
@@ -375,7 +376,7 @@ func TestRecordSurvivesSIGKILL(t *testing.T) {
 		}
 	}
 	var warnings []error
-	_, entries, err := recording.ReadAll(bytes.NewReader(b), func(w error) { warnings = append(warnings, w) })
+	_, entries, err := recording.ReadAll(bytes.NewReader(b), "test.rec", func(w error) { warnings = append(warnings, w) })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,9 @@ import (
 
 	"github.com/agentjq/agentjq/internal/buildinfo"
 	"github.com/agentjq/agentjq/iostreams"
+	"github.com/agentjq/agentjq/protocol"
 	"github.com/agentjq/agentjq/recording"
+	"github.com/agentjq/agentjq/redact"
 )
 
 // RedactFlags choose what a recording leaves out; record and spawn
@@ -70,7 +72,7 @@ type openedRecording struct {
 }
 
 // Tap records one line; pass it to the bridge.
-func (r *openedRecording) Tap(dir recording.Direction, line []byte) { r.w.Tap(dir, line) }
+func (r *openedRecording) Tap(dir protocol.Direction, line []byte) { r.w.Tap(dir, line) }
 
 // Close reports a write error that happened during the session and
 // closes the file.
@@ -98,10 +100,10 @@ func openRecordingWith(ios *iostreams.IO, path string, rf RedactFlags, agent str
 	if path == "" || path == "-" {
 		return nil, usageError("a recording needs a file: -o FILE")
 	}
-	var red *recording.Redactor
+	var red *redact.Redactor
 	if !rf.NoRedact {
 		var err error
-		red, err = recording.NewRedactor(recording.RedactSpec{Builtin: true, Env: rf.RedactEnv, Regex: rf.Redact, Paths: rf.RedactPath}, ios.LookupEnv)
+		red, err = redact.NewRedactor(redact.RedactSpec{Builtin: true, Env: rf.RedactEnv, Regex: rf.Redact, Paths: rf.RedactPath}, ios.LookupEnv)
 		if err != nil {
 			return nil, usageError("%v", err)
 		}
@@ -137,7 +139,7 @@ func openRecordingWith(ios *iostreams.IO, path string, rf RedactFlags, agent str
 
 // teeRecord copies in to out line by line, unchanged, tapping each line:
 // agentjq's own events as events, everything else as agent output.
-func teeRecord(in io.Reader, out io.Writer, tap func(recording.Direction, []byte)) error {
+func teeRecord(in io.Reader, out io.Writer, tap func(protocol.Direction, []byte)) error {
 	br := bufio.NewReaderSize(in, 256<<10)
 	for {
 		line, err := br.ReadBytes('\n')
@@ -147,9 +149,9 @@ func teeRecord(in io.Reader, out io.Writer, tap func(recording.Direction, []byte
 			}
 			body := bytes.TrimRight(line, "\r\n")
 			if len(bytes.TrimSpace(body)) > 0 {
-				dir := recording.Out
+				dir := protocol.DirOut
 				if bytes.Contains(body, []byte(`"agentjq"`)) && isAgentjqEvent(body) {
-					dir = recording.Event
+					dir = protocol.DirEvent
 				}
 				tap(dir, body)
 			}

@@ -20,6 +20,7 @@ import (
 	"github.com/agentjq/agentjq/iostreams"
 	"github.com/agentjq/agentjq/protocol"
 	"github.com/agentjq/agentjq/recording"
+	"github.com/agentjq/agentjq/replay"
 )
 
 // The live drift check (replay --check FILE without --against) re-runs a
@@ -70,7 +71,7 @@ type liveInput struct {
 }
 
 type gateKey struct {
-	dir  recording.Direction
+	dir  protocol.Direction
 	kind string
 }
 
@@ -98,15 +99,15 @@ func checkInputs(entries []recording.Entry) []liveInput {
 	prevFed := false
 	for i := range entries {
 		e := &entries[i]
-		if e.Dir != recording.In && e.Dir != recording.Out {
+		if e.Dir != protocol.DirIn && e.Dir != protocol.DirOut {
 			continue
 		}
-		k := gateKey{e.Dir, recording.Shape(e.Msg).Kind}
-		fed := e.Dir == recording.In && fedByClient(e.Msg)
+		k := gateKey{e.Dir, replay.Shape(e.Msg).Kind}
+		fed := e.Dir == protocol.DirIn && fedByClient(e.Msg)
 		if fed {
 			in := liveInput{seq: e.Seq, line: e.Msg}
 			if prev != nil && !prevFed {
-				in.gate = gateKey{prev.Dir, recording.Shape(prev.Msg).Kind}
+				in.gate = gateKey{prev.Dir, replay.Shape(prev.Msg).Kind}
 				in.count = counts[in.gate]
 				if env, _ := protocol.DecodeEnvelope(e.Msg); env.ControlSubtype() == protocol.SubInterrupt {
 					gap := time.Duration((e.MS - prev.MS) * float64(time.Millisecond))
@@ -135,11 +136,11 @@ func newFeeder() *feeder {
 	return &feeder{counts: map[gateKey]int{}, changed: make(chan struct{}, 1)}
 }
 
-func (f *feeder) saw(dir recording.Direction, line []byte) {
-	if dir != recording.In && dir != recording.Out {
+func (f *feeder) saw(dir protocol.Direction, line []byte) {
+	if dir != protocol.DirIn && dir != protocol.DirOut {
 		return
 	}
-	k := gateKey{dir, recording.Shape(line).Kind}
+	k := gateKey{dir, replay.Shape(line).Kind}
 	f.mu.Lock()
 	f.counts[k]++
 	f.mu.Unlock()
@@ -219,12 +220,12 @@ func newRecordedDecider(entries []recording.Entry) *recordedDecider {
 			continue
 		}
 		switch {
-		case e.Dir == recording.Out && env.Type == protocol.TypeControlRequest && env.ControlSubtype() == protocol.SubCanUseTool:
+		case e.Dir == protocol.DirOut && env.Type == protocol.TypeControlRequest && env.ControlSubtype() == protocol.SubCanUseTool:
 			var r protocol.CanUseTool
 			if json.Unmarshal(env.Request, &r) == nil {
 				reqs[env.RequestID] = asked{r.ToolName, r.Input}
 			}
-		case e.Dir == recording.In && env.Type == protocol.TypeControlResp:
+		case e.Dir == protocol.DirIn && env.Type == protocol.TypeControlResp:
 			a, ok := reqs[env.ResponseID()]
 			if !ok {
 				continue
@@ -471,7 +472,7 @@ func (c *ReplayCmd) liveCheck(ctx context.Context, ios *iostreams.IO, h recordin
 		return path, "", err
 	}
 	fd := newFeeder()
-	tap := func(dir recording.Direction, line []byte) {
+	tap := func(dir protocol.Direction, line []byte) {
 		rec.Tap(dir, line)
 		fd.saw(dir, line)
 	}
@@ -607,7 +608,7 @@ func exitOf(entries []recording.Entry) (int, bool) {
 func exitEvent(entries []recording.Entry) (protocol.Exit, bool) {
 	for i := len(entries) - 1; i >= 0; i-- {
 		var v protocol.Exit
-		if entries[i].Dir == recording.Event && json.Unmarshal(entries[i].Msg, &v) == nil && v.Subtype == protocol.EventExit {
+		if entries[i].Dir == protocol.DirEvent && json.Unmarshal(entries[i].Msg, &v) == nil && v.Subtype == protocol.EventExit {
 			return v, true
 		}
 	}

@@ -21,7 +21,7 @@ func fixtureEntries(t *testing.T, name string) (recording.Header, []recording.En
 		t.Fatal(err)
 	}
 	defer f.Close()
-	h, entries, err := recording.ReadAll(f, nil)
+	h, entries, err := recording.ReadAll(f, "test.rec", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestCheckInputs(t *testing.T) {
 	if in[0].count != 0 {
 		t.Errorf("the first turn waits for %d %v", in[0].count, in[0].gate)
 	}
-	if in[1].gate != (gateKey{recording.Out, "result/success"}) || in[1].count != 1 {
+	if in[1].gate != (gateKey{protocol.DirOut, "result/success"}) || in[1].count != 1 {
 		t.Errorf("the second turn waits for %d %v, want the first result", in[1].count, in[1].gate)
 	}
 

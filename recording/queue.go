@@ -3,6 +3,8 @@ package recording
 import (
 	"sync"
 	"time"
+
+	"github.com/agentjq/agentjq/protocol"
 )
 
 // queue is the Async Writer's hand-off: Tap copies the line into a buffer
@@ -23,7 +25,7 @@ type queue struct {
 }
 
 type qitem struct {
-	dir        Direction
+	dir        protocol.Direction
 	t          time.Time
 	off, n     int
 	setVersion bool // the line is a version for SetAgentVersion

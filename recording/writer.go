@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/redact"
 )
 
 // WriterOptions configure a Writer.
@@ -16,7 +17,7 @@ type WriterOptions struct {
 	Now func() time.Time
 	// Redactor removes secrets before anything is written; nil records
 	// everything verbatim (record --no-redact).
-	Redactor *Redactor
+	Redactor *redact.Redactor
 	// Async moves redaction, encoding and writing off the caller's path
 	// to the Writer's goroutine: Tap copies the line into a queue and
 	// returns. Lines are written in batches of whole lines, one write
@@ -41,7 +42,7 @@ type Writer struct {
 	w     io.Writer
 	now   func() time.Time
 	start time.Time
-	red   *Redactor
+	red   *redact.Redactor
 
 	mu           sync.Mutex
 	seq          int64
@@ -99,7 +100,7 @@ func NewWriter(w io.Writer, h Header, opts WriterOptions) (*Writer, error) {
 }
 
 // MarshalHeader encodes h as one line without the newline, the version key
-// first (IsHeader relies on it).
+// first (IsHeader's fast case).
 func MarshalHeader(h Header) ([]byte, error) {
 	if h.Recording == 0 {
 		h.Recording = FormatVersion
@@ -120,7 +121,7 @@ func MarshalHeader(h Header) ([]byte, error) {
 // bridge's tap. line is not retained. Errors are kept for Err: a failing
 // disk must not stop the session. With Async, Tap only copies the line
 // into the queue (waiting when AsyncLimit bytes are queued already).
-func (w *Writer) Tap(dir Direction, line []byte) {
+func (w *Writer) Tap(dir protocol.Direction, line []byte) {
 	line = bytes.TrimRight(line, "\r\n")
 	if w.q != nil {
 		w.q.put(qitem{dir: dir, t: w.now()}, line)
@@ -134,6 +135,18 @@ var versionKey = []byte(`"claude_code_version"`)
 // batchSize bounds the bytes of whole lines handed to one write.
 const batchSize = 1 << 20
 
+// mayBeType is false only when line plainly starts with a "type" other
+// than typ (the CLI writes the type first): a cheap gate before a search
+// of the whole line for what only lines of type typ hold.
+func mayBeType(line []byte, typ string) bool {
+	const p = `{"type":"`
+	if !bytes.HasPrefix(line, []byte(p)) {
+		return true
+	}
+	rest := line[len(p):]
+	return len(rest) > len(typ) && string(rest[:len(typ)]) == typ && rest[len(typ)] == '"'
+}
+
 // mayBeSystemInit is false only when line plainly is a system line of
 // another subtype than init: the CLI writes type then subtype first, and
 // of the system lines only init states the version.
@@ -146,13 +159,13 @@ func mayBeSystemInit(line []byte) bool {
 }
 
 // process redacts, encodes and (with flush) writes one line.
-func (w *Writer) process(dir Direction, line []byte, t time.Time, flush bool) {
-	valid := w.validOut && dir == Out
+func (w *Writer) process(dir protocol.Direction, line []byte, t time.Time, flush bool) {
+	valid := w.validOut && dir == protocol.DirOut
 	var obj bool
 	if w.red != nil {
 		var checked bool
-		line, obj, checked = w.red.lineObject(dir, line, valid)
-		obj = obj && dir != Err && len(line) > 0 && line[0] == '{' && line[len(line)-1] == '}'
+		line, obj, checked = w.red.LineObject(dir, line, valid)
+		obj = obj && dir != protocol.DirErr && len(line) > 0 && line[0] == '{' && line[len(line)-1] == '}'
 		if !checked {
 			obj = isJSONPayload(dir, line)
 		}
@@ -160,7 +173,7 @@ func (w *Writer) process(dir Direction, line []byte, t time.Time, flush bool) {
 		obj = valid || isJSONPayload(dir, line)
 	}
 	var version string
-	if dir == Out && (mayBeType(line, "system") || mayBeType(line, "control_response")) &&
+	if dir == protocol.DirOut && (mayBeType(line, "system") || mayBeType(line, "control_response")) &&
 		mayBeSystemInit(line) {
 		if i := bytes.Index(line, versionKey); i >= 0 && !w.versionKnownAt(line[i:]) {
 			version = agentVersionOf(line)
@@ -195,7 +208,7 @@ func (w *Writer) versionKnownAt(b []byte) bool {
 func (w *Writer) setVersionLocked(v string, t time.Time) {
 	w.agentVersion = v
 	w.versionLit = []byte(`"claude_code_version":"` + v + `"`)
-	w.appendLocked(Meta, metaVersion(v), t, true)
+	w.appendLocked(protocol.DirMeta, metaVersion(v), t, true)
 }
 
 // SetAgentVersion records the agent's version as a meta entry, when it is
@@ -205,7 +218,7 @@ func (w *Writer) SetAgentVersion(v string) {
 		return
 	}
 	if w.q != nil {
-		w.q.put(qitem{dir: Meta, t: w.now(), setVersion: true}, []byte(v))
+		w.q.put(qitem{dir: protocol.DirMeta, t: w.now(), setVersion: true}, []byte(v))
 		return
 	}
 	w.setVersion(v, w.now(), true)
@@ -265,7 +278,7 @@ func metaVersion(v string) []byte {
 }
 
 // appendLocked encodes one entry into the pending buffer.
-func (w *Writer) appendLocked(dir Direction, line []byte, t time.Time, obj bool) {
+func (w *Writer) appendLocked(dir protocol.Direction, line []byte, t time.Time, obj bool) {
 	if w.err != nil || w.closed {
 		return
 	}
@@ -296,8 +309,8 @@ func (w *Writer) flushLocked() {
 // isJSONPayload says whether line goes under "msg" (kept byte for byte) or
 // "text". Only a whole, valid JSON object is a msg: anything else would
 // make the entry invalid JSON.
-func isJSONPayload(dir Direction, line []byte) bool {
-	if dir == Err || len(line) == 0 || line[0] != '{' || line[len(line)-1] != '}' {
+func isJSONPayload(dir protocol.Direction, line []byte) bool {
+	if dir == protocol.DirErr || len(line) == 0 || line[0] != '{' || line[len(line)-1] != '}' {
 		return false
 	}
 	return validObject(line)

@@ -182,13 +182,13 @@ func (r *Renderer) header(line []byte) {
 
 func (r *Renderer) entry(e recording.Entry) {
 	switch e.Dir {
-	case recording.Out, recording.Event:
+	case protocol.DirOut, protocol.DirEvent:
 		r.out(e.Msg)
-	case recording.In:
+	case protocol.DirIn:
 		r.in(e.Msg)
-	case recording.Err:
+	case protocol.DirErr:
 		r.put(0, r.st.yellow.Sprint("!"), r.st.yellow.Sprint("stderr  ")+fit(oneLine(e.Text), r.budget(0, "stderr  ")))
-	case recording.Meta:
+	case protocol.DirMeta:
 		// Facts for tools (agent_version); the header already told the person.
 	default:
 		r.put(0, r.st.dim.Sprint("·"), r.st.dim.Sprintf("%s entry", e.Dir))

@@ -42,7 +42,7 @@ func recordingOf(t testing.TB, scenario string) []byte {
 	buf = append(buf, `{"agentjq_recording":1,"agent":"claude","agent_version":"2.1.328","agentjq_version":"test","argv":["claude","--input-format","stream-json","--output-format","stream-json","--verbose"],"cwd":"/home/user/project","started":"2026-11-30T10:30:00Z","redacted":false}`...)
 	buf = append(buf, '\n')
 	seq := int64(0)
-	add := func(dir recording.Direction, msg []byte) {
+	add := func(dir protocol.Direction, msg []byte) {
 		seq++
 		buf = recording.AppendEntry(buf, recording.Entry{Seq: seq, MS: float64(seq), Dir: dir, Msg: msg})
 		buf = append(buf, '\n')
@@ -60,7 +60,7 @@ func recordingOf(t testing.TB, scenario string) []byte {
 				continue
 			}
 			used[i] = true
-			add(recording.In, l)
+			add(protocol.DirIn, l)
 			if typ == protocol.TypeUser {
 				return
 			}
@@ -73,17 +73,17 @@ func recordingOf(t testing.TB, scenario string) []byte {
 			for i, x := range in { // the client's request comes first
 				if xt, xid := requestID(x); !used[i] && xt == protocol.TypeControlRequest && xid == id {
 					used[i] = true
-					add(recording.In, x)
+					add(protocol.DirIn, x)
 				}
 			}
 		}
-		add(recording.Out, l)
+		add(protocol.DirOut, l)
 		switch typ {
 		case protocol.TypeControlRequest:
 			for i, x := range in {
 				if xt, xid := requestID(x); !used[i] && xt == protocol.TypeControlResp && xid == id {
 					used[i] = true
-					add(recording.In, x)
+					add(protocol.DirIn, x)
 				}
 			}
 		case protocol.TypeResult:

@@ -1,4 +1,9 @@
-package recording
+// Package redact removes secrets from a session's lines before they are
+// recorded: built-in patterns (API keys, tokens), the values of secret
+// environment variables, the account learnt from the initialize response,
+// user regexes and jq-style paths. A JSON line stays valid JSON with every
+// byte outside the redacted strings unchanged.
+package redact
 
 import (
 	"bytes"
@@ -8,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/agentjq/agentjq/protocol"
 )
 
 // RedactSpec says what a recording had removed. It is written in the
@@ -221,16 +228,18 @@ func (r *Redactor) textChanged(b []byte, only uint64) ([]byte, bool) {
 // Line redacts one line. A JSON line stays valid JSON with every byte
 // outside the redacted strings unchanged; other lines are redacted as text.
 // It returns line itself when nothing was removed.
-func (r *Redactor) Line(dir Direction, line []byte) []byte {
-	out, _, _ := r.lineObject(dir, line, false)
+func (r *Redactor) Line(dir protocol.Direction, line []byte) []byte {
+	out, _, _ := r.LineObject(dir, line, false)
 	return out
 }
 
-// lineObject is Line that also says whether the line (without surrounding
-// white space) is one JSON object; checked is false when it did not look.
+// LineObject is Line for a recorder, which must also know whether the line
+// (without surrounding white space) is one JSON object; checked is false
+// when it did not look (nothing to redact, and valid false).
 //
-// valid says the caller knows line is exactly one JSON object.
-func (r *Redactor) lineObject(dir Direction, line []byte, valid bool) (out []byte, obj, checked bool) {
+// valid says the caller knows line is exactly one JSON object (the bridge
+// validated it), which saves a pass over it.
+func (r *Redactor) LineObject(dir protocol.Direction, line []byte, valid bool) (out []byte, obj, checked bool) {
 	if r == nil || r.empty() {
 		return line, valid, valid
 	}
@@ -241,7 +250,7 @@ func (r *Redactor) lineObject(dir Direction, line []byte, valid bool) (out []byt
 	if !valid && (len(trimmed) == 0 || trimmed[0] != '{' || !validObject(trimmed)) {
 		return r.text(line), false, true
 	}
-	if r.spec.Builtin && dir == Out {
+	if r.spec.Builtin && dir == protocol.DirOut {
 		r.learnAccount(line)
 	}
 	out = line
@@ -534,4 +543,11 @@ func hasEscape(line, pair []byte) bool {
 		}
 		i += j + 2
 	}
+}
+
+// validObject reports whether b is exactly one JSON object (protocol.Scan,
+// the bridge's validator).
+func validObject(b []byte) bool {
+	_, ok := protocol.Scan(b)
+	return ok
 }

@@ -1,12 +1,12 @@
-package recording
+package redact
 
 import (
 	"bytes"
 	"math/rand/v2"
 	"strings"
-	"sync"
 	"testing"
-	"time"
+
+	"github.com/agentjq/agentjq/protocol"
 )
 
 // slowRedactor is r with the hint pre-filters off: every pattern is tried
@@ -41,7 +41,7 @@ func TestHintsAgreeWithPatterns(t *testing.T) {
 	}
 	slow := slowRedactor(r)
 	for _, s := range hintSeeds {
-		got, want := r.Line(Out, []byte(s)), slow.Line(Out, []byte(s))
+		got, want := r.Line(protocol.DirOut, []byte(s)), slow.Line(protocol.DirOut, []byte(s))
 		if !bytes.Equal(got, want) {
 			t.Errorf("%s\n fast %s\n slow %s", s, got, want)
 		}
@@ -59,73 +59,11 @@ func FuzzHintsAgreeWithPatterns(f *testing.F) {
 	r.AddLiteral("someone@example.com", "email")
 	slow := slowRedactor(r)
 	f.Fuzz(func(t *testing.T, s string) {
-		got, want := r.Line(Out, []byte(s)), slow.Line(Out, []byte(s))
+		got, want := r.Line(protocol.DirOut, []byte(s)), slow.Line(protocol.DirOut, []byte(s))
 		if !bytes.Equal(got, want) {
 			t.Fatalf("%q\n fast %q\n slow %q", s, got, want)
 		}
 	})
-}
-
-// TestAsyncWriterMatchesSync: the same taps give the same file, whole
-// lines only, once Close returns; a small limit makes Tap wait.
-func TestAsyncWriterMatchesSync(t *testing.T) {
-	c, _ := captureBytes(t, "chain")
-	lines := splitLines(c.out)
-	lines = append(lines, bytes.Repeat([]byte("x"), 3<<10)) // longer than the limit
-	// A fixed clock: the async writer stamps a meta entry with its line's
-	// time, the sync one reads the clock again.
-	clock := func() func() time.Time { return func() time.Time { return time.Unix(100, 0) } }
-	run := func(async, validOut bool) []byte {
-		var buf lockedBuffer
-		red, _ := NewRedactor(RedactSpec{Builtin: true}, nil)
-		w, err := NewWriter(&buf, Header{Agent: "claude"}, WriterOptions{Now: clock(), Redactor: red, Async: async, AsyncLimit: 1 << 10, ValidOut: validOut})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, l := range lines {
-			dir := Out
-			if i%5 == 4 || l[0] != '{' {
-				dir = Err // ValidOut: Out lines are objects
-			}
-			w.Tap(dir, l)
-		}
-		w.SetAgentVersion("7.7.7")
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		w.Tap(Out, []byte(`{"after":"close"}`)) // dropped, not a panic
-		return buf.Bytes()
-	}
-	sync, async := run(false, false), run(true, false)
-	if !bytes.Equal(sync, async) {
-		t.Fatalf("async recording differs from sync:\n%s\n---\n%s", sync, async)
-	}
-	if trusted := run(true, true); !bytes.Equal(trusted, sync) {
-		t.Fatalf("ValidOut changed the recording:\n%s\n---\n%s", sync, trusted)
-	}
-	if n := bytes.Count(async, []byte("\n")); n != len(lines)+3 { // header, meta from init, SetAgentVersion
-		t.Errorf("%d lines", n)
-	}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(p) == 0 || p[len(p)-1] != '\n' {
-		panic("a write that does not end a line")
-	}
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) Bytes() []byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]byte(nil), l.b.Bytes()...)
 }
 
 // TestAccountLearntWhereverTheTypeIs: the cheap type gate skips only lines
@@ -136,14 +74,14 @@ func TestAccountLearntWhereverTheTypeIs(t *testing.T) {
 		`{"response":{"subtype":"success","request_id":"1","response":{"account":{"email":"ann@example.com"}}},"type":"control_response"}`,
 	} {
 		r, _ := NewRedactor(RedactSpec{Builtin: true}, nil)
-		r.Line(Out, []byte(line))
-		if got := r.Line(Out, []byte(`{"type":"assistant","text":"mail ann@example.com"}`)); bytes.Contains(got, []byte("ann@")) {
+		r.Line(protocol.DirOut, []byte(line))
+		if got := r.Line(protocol.DirOut, []byte(`{"type":"assistant","text":"mail ann@example.com"}`)); bytes.Contains(got, []byte("ann@")) {
 			t.Errorf("after %s the email survived: %s", line, got)
 		}
 	}
 	r, _ := NewRedactor(RedactSpec{Builtin: true}, nil)
-	r.Line(Out, []byte(`{"type":"assistant","account":{"email":"bob@example.com"}}`))
-	if got := r.Line(Out, []byte(`{"t":"bob@example.com"}`)); !bytes.Contains(got, []byte("bob@")) {
+	r.Line(protocol.DirOut, []byte(`{"type":"assistant","account":{"email":"bob@example.com"}}`))
+	if got := r.Line(protocol.DirOut, []byte(`{"t":"bob@example.com"}`)); !bytes.Contains(got, []byte("bob@")) {
 		t.Errorf("an assistant line taught an account: %s", got)
 	}
 	for _, c := range []struct {
@@ -214,7 +152,7 @@ func TestHintsAgreeOnWordSoup(t *testing.T) {
 		}
 		sb.WriteString(`"}`)
 		b := []byte(sb.String())
-		if got, want := r.Line(Out, b), slow.Line(Out, b); !bytes.Equal(got, want) {
+		if got, want := r.Line(protocol.DirOut, b), slow.Line(protocol.DirOut, b); !bytes.Equal(got, want) {
 			t.Fatalf("%s\n fast %s\n slow %s", b, got, want)
 		}
 	}
