@@ -48,7 +48,7 @@ func (c *RecordCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Conte
 	}
 	// A session's lines come from the bridge, which taps only agent lines
 	// it has validated; --tee's lines are anything.
-	rec, err := openRecordingWith(ios, c.Output, c.RedactFlags, c.Agent, argv, c.Cwd, !c.Tee)
+	rec, err := openRecordingWith(ios, c.Output, c.RedactFlags, sessionOf(c.SpawnFlags, agentArgs), argv, c.Cwd, !c.Tee)
 	if err != nil {
 		return err
 	}
@@ -90,13 +90,13 @@ func (r *openedRecording) Close() error {
 
 // openRecording creates path and writes the header. spawn --record uses
 // it too.
-func openRecording(ios *iostreams.IO, path string, rf RedactFlags, agent string, argv []string, cwd string) (*openedRecording, error) {
-	return openRecordingWith(ios, path, rf, agent, argv, cwd, true)
+func openRecording(ios *iostreams.IO, path string, rf RedactFlags, session recording.Session, argv []string, cwd string) (*openedRecording, error) {
+	return openRecordingWith(ios, path, rf, session, argv, cwd, true)
 }
 
 // openRecordingWith is openRecording; validOut says every agent line will
 // be tapped by the bridge, which validates them (recording.WriterOptions).
-func openRecordingWith(ios *iostreams.IO, path string, rf RedactFlags, agent string, argv []string, cwd string, validOut bool) (*openedRecording, error) {
+func openRecordingWith(ios *iostreams.IO, path string, rf RedactFlags, session recording.Session, argv []string, cwd string, validOut bool) (*openedRecording, error) {
 	if path == "" || path == "-" {
 		return nil, usageError("a recording needs a file: -o FILE")
 	}
@@ -125,10 +125,11 @@ func openRecordingWith(ios *iostreams.IO, path string, rf RedactFlags, agent str
 	// agentjq leaves only complete lines behind. Async keeps redaction and
 	// encoding off the session's path.
 	w, err := recording.NewWriter(f, recording.Header{
-		Agent:          agent,
+		Agent:          session.Agent,
 		AgentjqVersion: buildinfo.Version(),
 		Argv:           argv,
 		Cwd:            cwd,
+		Session:        &session,
 	}, recording.WriterOptions{Redactor: red, Async: true, ValidOut: validOut})
 	if err != nil {
 		f.Close()

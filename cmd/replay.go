@@ -190,12 +190,8 @@ func (c *ReplayCmd) check(ctx context.Context, ios *iostreams.IO) error {
 	if err != nil {
 		return err
 	}
-	drift := replay.Drift(recording.Transcript(old, protocol.DirOut), recording.Transcript(cur, protocol.DirOut))
-	if a, okA := exitOf(old); okA {
-		if b, okB := exitOf(cur); okB && a != b {
-			notes = append(notes, fmt.Sprintf("the agent exited with status %d, recorded %d", b, a))
-		}
-	}
+	drift, more := replay.Compare(old, cur)
+	notes = append(notes, more...)
 	if len(drift) == 0 && len(notes) == 0 {
 		return nil
 	}

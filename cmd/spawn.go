@@ -69,7 +69,7 @@ func (c *SpawnCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Contex
 	if c.Record == "" {
 		return runSpawn(ctx, ios, c.SpawnFlags, agentArgs, nil)
 	}
-	rec, err := openRecording(ios, c.Record, c.RedactFlags, c.Agent, append([]string{"agentjq"}, kctx.Args...), c.Cwd)
+	rec, err := openRecording(ios, c.Record, c.RedactFlags, sessionOf(c.SpawnFlags, agentArgs), append([]string{"agentjq"}, kctx.Args...), c.Cwd)
 	if err != nil {
 		return err
 	}

@@ -43,6 +43,9 @@ type Header struct {
 	// Redact says which redactions were applied (no secret values), so
 	// that replay --as-agent applies them to the client's lines too.
 	Redact *redact.RedactSpec `json:"redact,omitempty"`
+	// Session is the parsed session settings (replay --check re-runs the
+	// session with them); nil in recordings made before it was written.
+	Session *Session `json:"session,omitempty"`
 }
 
 // Entry is one recorded line.

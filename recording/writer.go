@@ -84,6 +84,10 @@ func NewWriter(w io.Writer, h Header, opts WriterOptions) (*Writer, error) {
 		}
 		h.Argv = argv
 		h.Cwd = opts.Redactor.String(h.Cwd)
+		if h.Session != nil {
+			s := h.Session.redacted(opts.Redactor.String)
+			h.Session = &s
+		}
 	}
 	line, err := MarshalHeader(h)
 	if err != nil {
