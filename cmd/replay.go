@@ -30,7 +30,7 @@ type ReplayCmd struct {
 	Inject  []string      `sep:"none" placeholder:"FAULT" help:"Inject a fault: truncate@SEQ, garbage@SEQ, oversize@SEQ[:SIZE], delay@SEQ:DUR, drop@SEQ, exit@SEQ[:CODE], drop-result; SEQ may be a type (result, control_request/can_use_tool)."`
 
 	Check   bool   `help:"Drift check: re-run this recording against the agent installed now (or compare it with --against) and print where the shape of the agent's output drifted (line kinds and key paths; values ignored). Interrupts are sent at the recorded point, after the recorded pause. The recording's --hook, --mcp-tool and --mcp-server commands are run again: check only recordings you trust."`
-	Against string `placeholder:"FILE" help:"With --check: the new recording to compare with (without it, the recording's inputs are re-run against the live agent: its turns and client control requests fed in order, its permission answers given again, its session flags re-used unless given here)."`
+	Against string `placeholder:"FILE" help:"With --check: the new recording to compare with (without it, the recording's inputs are re-run against the live agent: its turns and client control requests fed in order, its permission answers given again, the session settings of its header re-used unless given here)."`
 	Update  bool   `help:"With --check: when they drift, replace FILE with the new recording."`
 
 	SpawnFlags
