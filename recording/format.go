@@ -10,7 +10,7 @@
 //	{"seq":4,"ms":900.1,"dir":"event","msg":{"type":"agentjq",...}}
 //	{"seq":5,"ms":900.2,"dir":"meta","msg":{"agent_version":"2.1.328"}}
 //
-// The payload key (msg or text) is always last, so a reader slices the
+// agentjq writes the payload key (msg or text) last, so a reader slices the
 // agent's original bytes out of a line without decoding them; an entry
 // laid out otherwise is read as JSON (ParseEntry).
 package recording

@@ -210,7 +210,9 @@ func (l *Lines) Next() (Line, error) {
 // Reader reads a recording entry by entry: Lines that insists on a
 // header. Lines of any length are fine.
 type Reader struct {
-	lines *Lines
+	// Lines is the reader underneath: its Next gives each entry without
+	// copying it (Line.Entry aliases the reader's buffers).
+	Lines *Lines
 }
 
 // NewReader reads and checks the header; name names the input in errors.
@@ -225,17 +227,17 @@ func NewReader(r io.Reader, name string) (*Reader, Header, error) {
 		}
 		return nil, Header{}, fmt.Errorf("%s: not an agentjq recording (no header line)", name)
 	}
-	return &Reader{lines: l}, l.header, nil
+	return &Reader{Lines: l}, l.header, nil
 }
 
 // SetWarn sets the function that receives the truncated-last-line warning.
-func (r *Reader) SetWarn(warn func(error)) { r.lines.Warn = warn }
+func (r *Reader) SetWarn(warn func(error)) { r.Lines.Warn = warn }
 
 // Next returns the next entry, io.EOF at the end. A truncated last line is
 // reported to the warning function and ends the recording. Entry.Msg is a
 // fresh slice.
 func (r *Reader) Next() (Entry, error) {
-	ln, err := r.lines.Next()
+	ln, err := r.Lines.Next()
 	if err != nil {
 		return Entry{}, err
 	}

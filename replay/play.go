@@ -107,7 +107,8 @@ func Play(ctx context.Context, r io.Reader, name string, w io.Writer, opts PlayO
 	p := pacer{speed: opts.Speed, idle: opts.IdleLimit}
 	paced := opts.Speed > 0 || len(opts.Faults) > 0
 	for {
-		e, err := rr.Next()
+		ln, err := rr.Lines.Next()
+		e := ln.Entry // aliases the reader's buffer until the next line
 		if err == io.EOF {
 			break
 		}
