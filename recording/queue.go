@@ -1,6 +1,7 @@
 package recording
 
 import (
+	"io"
 	"sync"
 	"time"
 
@@ -104,5 +105,62 @@ func (q *queue) close() {
 	q.closed = true
 	q.cond.Broadcast()
 	q.mu.Unlock()
+	<-q.done
+}
+
+// writeQ makes the Async Writer's write calls on a goroutine of its own,
+// so that the kernel's copying of one batch into the file overlaps with
+// redacting and encoding the next. Buffers go round: the one being
+// filled, one being written, one spare.
+type writeQ struct {
+	full  chan []byte
+	spare chan []byte
+	done  chan struct{}
+
+	mu  sync.Mutex
+	err error // the first write error
+}
+
+func newWriteQ(w io.Writer) *writeQ {
+	q := &writeQ{full: make(chan []byte, 1), spare: make(chan []byte, 2), done: make(chan struct{})}
+	q.spare <- nil
+	q.spare <- nil
+	go func() {
+		defer close(q.done)
+		for b := range q.full {
+			if q.Err() == nil {
+				if _, err := w.Write(b); err != nil {
+					q.mu.Lock()
+					q.err = err
+					q.mu.Unlock()
+				}
+			}
+			if cap(b) > 8<<20 {
+				b = nil // do not keep one huge line's buffer
+			}
+			q.spare <- b[:0]
+		}
+	}()
+	return q
+}
+
+// hand queues b for writing and returns an empty buffer, waiting for one
+// while the others are being written.
+func (q *writeQ) hand(b []byte) []byte {
+	next := <-q.spare
+	q.full <- b
+	return next
+}
+
+// Err returns the first write error.
+func (q *writeQ) Err() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.err
+}
+
+// close waits for the pending writes.
+func (q *writeQ) close() {
+	close(q.full)
 	<-q.done
 }

@@ -51,7 +51,8 @@ type Writer struct {
 	agentVersion string
 	versionLit   []byte // "claude_code_version":"<agentVersion>"
 
-	q        *queue // nil unless Async
+	q        *queue  // nil unless Async
+	out      *writeQ // with Async: the goroutine that makes the write calls
 	validOut bool
 	closed   bool
 }
@@ -98,6 +99,7 @@ func NewWriter(w io.Writer, h Header, opts WriterOptions) (*Writer, error) {
 		return nil, err
 	}
 	if opts.Async {
+		rw.out = newWriteQ(w)
 		rw.q = newQueue(rw, opts.AsyncLimit)
 	}
 	return rw, nil
@@ -246,6 +248,12 @@ func (w *Writer) setVersion(v string, t time.Time, flush bool) {
 func (w *Writer) Close() error {
 	if w.q != nil {
 		w.q.close()
+		w.mu.Lock()
+		w.out.close()
+		if w.err == nil {
+			w.err = w.out.Err()
+		}
+		w.mu.Unlock()
 	}
 	w.mu.Lock()
 	w.closed = true
@@ -264,6 +272,9 @@ func (w *Writer) AgentVersion() string {
 func (w *Writer) Err() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.err == nil && w.out != nil {
+		return w.out.Err()
+	}
 	return w.err
 }
 
@@ -297,8 +308,15 @@ func (w *Writer) appendLocked(dir protocol.Direction, line []byte, t time.Time, 
 	w.buf = append(w.buf, '\n')
 }
 
-// flushLocked writes the pending whole lines with one write.
+// flushLocked writes the pending whole lines with one write (with Async,
+// hands them to the goroutine that writes).
 func (w *Writer) flushLocked() {
+	if w.out != nil {
+		if len(w.buf) > 0 {
+			w.buf = w.out.hand(w.buf)
+		}
+		return
+	}
 	if len(w.buf) > 0 && w.err == nil {
 		if _, err := w.w.Write(w.buf); err != nil {
 			w.err = err
