@@ -520,25 +520,16 @@ func mayBeType(line []byte, typ string) bool {
 }
 
 // hasHidingEscape reports whether line holds a \u or \/ escape, the ones
-// that can hide a secret's characters from the raw bytes. Backslashes are
-// common in agent output (escaped newlines and quotes), the two pairs are
-// not: bytes.Index finds the pairs, and a pair counts when an odd run of
-// backslashes ends in it (else its backslash is itself escaped).
+// that can hide a secret's characters from the raw bytes. One pass from
+// backslash to backslash; an escaped backslash is skipped whole.
 func hasHidingEscape(line []byte) bool {
-	return hasEscape(line, []byte(`\u`)) || hasEscape(line, []byte(`\/`))
-}
-
-func hasEscape(line, pair []byte) bool {
 	for i := 0; ; {
-		j := bytes.Index(line[i:], pair)
-		if j < 0 {
+		j := bytes.IndexByte(line[i:], '\\')
+		if j < 0 || i+j+1 >= len(line) {
 			return false
 		}
-		k := i + j
-		for k > 0 && line[k-1] == '\\' {
-			k--
-		}
-		if (i+j-k)%2 == 0 {
+		switch line[i+j+1] {
+		case 'u', '/':
 			return true
 		}
 		i += j + 2
