@@ -161,3 +161,30 @@ func (l *lockedBuffer) Bytes() []byte {
 	defer l.mu.Unlock()
 	return append([]byte(nil), l.b.Bytes()...)
 }
+
+// TestSessionSettingsRedacted: the header's session settings are redacted
+// like argv (a hook command or agent argument may carry a key).
+func TestSessionSettingsRedacted(t *testing.T) {
+	key := corpusSecrets["anthropic"]
+	red, err := redact.NewRedactor(redact.RedactSpec{Builtin: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	s := Session{Agent: "claude", Hook: []string{"PreToolUse=curl -H 'x-api-key: " + key + "'"}, AgentArgs: []string{"--key", key}, Partial: true}
+	w, err := NewWriter(&buf, Header{Agent: "claude", Session: &s}, WriterOptions{Redactor: red})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if strings.Contains(buf.String(), key) {
+		t.Fatalf("the key survived in the header: %s", buf.String())
+	}
+	h, _, err := ReadAll(&buf, "test.rec", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Session == nil || !h.Session.Partial || len(h.Session.Hook) != 1 || s.AgentArgs[1] != key {
+		t.Errorf("session %+v (and the caller's copy must stay as it was: %q)", h.Session, s.AgentArgs)
+	}
+}
