@@ -173,50 +173,42 @@ func (r TestResult) String() string {
 // capture: a raw NDJSON capture of the agent's stdout, or an agentjq
 // recording (its "out" entries). cwd applies until the stream names one.
 func TestStream(ctx context.Context, name string, r io.Reader, d Decider, cwd string, stderr io.Writer) ([]TestResult, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
 	s := &session{cwd: cwd}
 	var out []TestResult
-	isRecording := false
-	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			msg := line
-			if n == 1 && recording.IsHeader(line) {
-				isRecording = true
-				if h, herr := recording.ParseHeader(line); herr == nil && h.Cwd != "" {
-					s.cwd = h.Cwd
-				} else if herr != nil {
-					return out, fmt.Errorf("%s:1: %v", name, herr)
-				}
-				msg = nil
-			} else if isRecording {
-				e, perr := recording.ParseEntry(line)
-				if perr != nil {
-					fmt.Fprintf(stderr, "agentjq: %s:%d: %v\n", name, n, perr)
-					msg = nil
-				} else if e.Dir != recording.Out {
-					msg = nil
-				} else {
-					msg = e.Msg
-				}
-			}
-			if msg != nil {
-				req, ok, perr := requestOf(msg, s)
-				if perr != nil {
-					fmt.Fprintf(stderr, "agentjq: %s:%d: %v\n", name, n, perr)
-				}
-				if ok && perr == nil {
-					v := decideWithin(ctx, d, req, time.Minute)
-					out = append(out, TestResult{File: name, Line: n, RequestID: req.RequestID, ToolUseID: req.ToolUseID,
-						Tool: req.ToolName, Key: KeyInput(req), Verdict: v})
-				}
-			}
-		}
+	lines := recording.NewLines(r, name)
+	lines.Warn = func(err error) { fmt.Fprintf(stderr, "agentjq: warning: %v\n", err) }
+	for first := true; ; first = false {
+		l, err := lines.Next()
 		if err == io.EOF {
 			return out, nil
 		}
+		var bad *recording.LineError
+		if h, isRec := lines.Recording(); first && isRec {
+			if errors.As(err, &bad) && bad.Line == 1 {
+				return out, err // a header that does not parse
+			}
+			if h.Cwd != "" {
+				s.cwd = h.Cwd
+			}
+		}
+		if errors.As(err, &bad) {
+			fmt.Fprintf(stderr, "agentjq: %v\n", err)
+			continue
+		}
 		if err != nil {
 			return out, err
+		}
+		if l.Dir != "" && l.Dir != protocol.DirOut || len(bytes.TrimSpace(l.Text)) == 0 {
+			continue
+		}
+		req, ok, perr := requestOf(l.Text, s)
+		if perr != nil {
+			fmt.Fprintf(stderr, "agentjq: %s:%d: %v\n", name, l.Num, perr)
+		}
+		if ok && perr == nil {
+			v := decideWithin(ctx, d, req, time.Minute)
+			out = append(out, TestResult{File: name, Line: l.Num, RequestID: req.RequestID, ToolUseID: req.ToolUseID,
+				Tool: req.ToolName, Key: KeyInput(req), Verdict: v})
 		}
 	}
 }

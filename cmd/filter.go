@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -61,24 +60,42 @@ func isRegularFile(w any) bool {
 }
 
 // runView renders the stream (stdin or the files, one after the other)
-// for a person.
+// for a person. Lines that could not be read were shown as warnings; the
+// exit status is then a bad input line's (5), after everything is shown.
 func runView(ctx context.Context, ios *iostreams.IO, o *filter.Options) error {
-	in := ios.In
-	if len(o.Files) > 0 {
-		readers := make([]io.Reader, 0, len(o.Files))
-		for _, name := range o.Files {
-			path := name
-			if ios.Dir != "" && !filepath.IsAbs(path) {
-				path = filepath.Join(ios.Dir, path)
-			}
-			f, err := os.Open(path)
-			if err != nil {
-				return &exitError{code: filter.ExitUsage, err: err}
-			}
-			defer f.Close()
-			readers = append(readers, f)
-		}
-		in = io.MultiReader(readers...)
+	vo := view.Options{Color: ios.ColorOut(iostreams.ColorMode(o.ColorMode))}
+	if len(o.Files) == 0 {
+		return viewExit(view.Render(ctx, ios.In, "<stdin>", ios.Out, vo))
 	}
-	return view.Render(ctx, in, ios.Out, view.Options{Color: ios.ColorOut(iostreams.ColorMode(o.ColorMode))})
+	var bad error
+	for _, name := range o.Files {
+		path := name
+		if ios.Dir != "" && !filepath.IsAbs(path) {
+			path = filepath.Join(ios.Dir, path)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return &exitError{code: filter.ExitUsage, err: err}
+		}
+		err = view.Render(ctx, f, name, ios.Out, vo)
+		f.Close()
+		var bi *view.BadInput
+		switch {
+		case errors.As(err, &bi):
+			if bad == nil {
+				bad = err
+			}
+		case err != nil:
+			return err
+		}
+	}
+	return viewExit(bad)
+}
+
+func viewExit(err error) error {
+	var bi *view.BadInput
+	if errors.As(err, &bi) {
+		return &exitError{code: filter.ExitRuntime, err: err}
+	}
+	return err
 }

@@ -95,3 +95,35 @@ func TestFilterCommand(t *testing.T) {
 		})
 	}
 }
+
+// TestFilterViewExitStatus: filter --view shows a recording of an unknown
+// version, garbage, or a recording with a bad middle line as far as it
+// can, then exits 5; a good recording, and one whose last line is cut
+// off (a warning), exit 0.
+func TestFilterViewExitStatus(t *testing.T) {
+	good, err := os.ReadFile(fixtureRec(t, "hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(good), "\n")
+	for name, c := range map[string]struct {
+		text string
+		code int
+	}{
+		"good":          {string(good), 0},
+		"cut off":       {string(good) + `{"seq":99,"ms":1,"dir":"out","msg":{"ty`, 0},
+		"newer version": {strings.Replace(string(good), `{"agentjq_recording":1,`, `{"agentjq_recording":7,`, 1), 5},
+		"garbage":       {"garbage\x00\n", 5},
+		"bad middle":    {strings.Join(lines[:2], "") + "{\"seq\":\n" + strings.Join(lines[2:], ""), 5},
+	} {
+		path := filepath.Join(t.TempDir(), "s.rec")
+		os.WriteFile(path, []byte(c.text), 0o644)
+		ios, out, errb := fixtureIO("")
+		if code := Main([]string{"filter", "--view", path}, ios); code != c.code {
+			t.Errorf("%s: exit %d, want %d\n%s\nstderr: %s", name, code, c.code, out, errb)
+		}
+		if out.Len() == 0 {
+			t.Errorf("%s: nothing shown", name)
+		}
+	}
+}

@@ -23,7 +23,9 @@ import (
 	"github.com/agentjq/agentjq/internal/apistub"
 	"github.com/agentjq/agentjq/internal/livetest"
 	"github.com/agentjq/agentjq/iostreams"
+	"github.com/agentjq/agentjq/protocol"
 	"github.com/agentjq/agentjq/recording"
+	"github.com/agentjq/agentjq/replay"
 )
 
 // fixtureScenario is one row of the manifest (manifest.json next to the
@@ -266,16 +268,16 @@ func regenerate(t *testing.T, bin string, sc fixtureScenario, dir string) []byte
 	path := filepath.Join(t.TempDir(), sc.Name+".rec")
 	ios, _, _, errb := iostreams.Test()
 	ios.Environ = env
-	rec, err := openRecording(ios, path, RedactFlags{}, "claude", headerArgv(sc), work)
+	rec, err := openRecording(ios, path, RedactFlags{}, sessionOf(f, agentArgs), headerArgv(sc), work)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fd := newFeeder()
-	var inputs []liveInput
-	for i, in := range sc.Stdin {
-		li := liveInput{seq: int64(i + 1), line: []byte(in.Line), gate: gateKey{recording.Out, in.After}, count: in.Count}
+	fd := replay.NewFeeder()
+	var inputs []replay.ScriptedInput
+	for _, in := range sc.Stdin {
+		li := replay.ScriptedInput{Line: []byte(in.Line), After: in.After, Count: in.Count}
 		if in.Delay != "" {
-			li.delay, _ = time.ParseDuration(in.Delay)
+			li.Delay, _ = time.ParseDuration(in.Delay)
 		}
 		inputs = append(inputs, li)
 	}
@@ -283,10 +285,10 @@ func regenerate(t *testing.T, bin string, sc fixtureScenario, dir string) []byte
 	ios.In = pr
 	ctx, cancel := context.WithCancel(context.Background())
 	fed := make(chan struct{})
-	go func() { defer close(fed); fd.feed(ctx, pw, inputs, time.Minute) }()
-	runErr := runSpawn(context.Background(), ios, f, agentArgs, tapFunc(func(d recording.Direction, l []byte) {
+	go func() { defer close(fed); fd.Feed(ctx, pw, inputs, time.Minute) }()
+	runErr := runSpawn(context.Background(), ios, f, agentArgs, tapFunc(func(d protocol.Direction, l []byte) {
 		rec.Tap(d, l)
-		fd.saw(d, l)
+		fd.Saw(d, l)
 	}))
 	cancel()
 	pr.Close()
@@ -297,8 +299,8 @@ func regenerate(t *testing.T, bin string, sc fixtureScenario, dir string) []byte
 	if runErr != nil && !isSessionExit(runErr) {
 		t.Fatalf("spawn: %v\nstderr: %s", runErr, errb)
 	}
-	if fd.stuck != "" {
-		t.Fatalf("%s\nstderr: %s", fd.stuck, errb)
+	if stuck := fd.Stuck(); stuck != "" {
+		t.Fatalf("%s\nstderr: %s", stuck, errb)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -308,7 +310,7 @@ func regenerate(t *testing.T, bin string, sc fixtureScenario, dir string) []byte
 	slug := func(p string) string { return strings.ReplaceAll(p, "/", "-") }
 	// Decisions name the policy file that decided: keep it relative to the
 	// recordings directory, as the header's argv names it.
-	b = rewritePaths(b, map[string]string{work: fixtureProject, home: fixtureHome, slug(work): slug(fixtureProject),
+	b = replay.RewritePaths(b, map[string]string{work: fixtureProject, home: fixtureHome, slug(work): slug(fixtureProject),
 		recordingsDir() + string(filepath.Separator): ""})
 	// The CLI's socket is named after its pid, its temporary directory
 	// after the uid.
@@ -408,17 +410,17 @@ func replayThroughSpawn(t *testing.T, rec string, flags []string, stdin string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, entries, err := recording.ReadAll(f, nil)
+	_, entries, err := recording.ReadAll(f, "test.rec", nil)
 	f.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var want bytes.Buffer
-	for _, l := range recording.Transcript(entries, recording.Out) {
+	for _, l := range recording.Transcript(entries, protocol.DirOut) {
 		want.Write(l)
 		want.WriteByte('\n')
 	}
-	wantExit, hasExit := exitEvent(entries)
+	wantExit, hasExit := replay.ExitEvent(entries)
 
 	ios, out, errb := fixtureIO(stdin)
 	args := append([]string{"spawn", "--bin", asAgentShim(t, rec), "-C", t.TempDir(), "--no-prompt", "--no-events", "--timeout", "60s"}, flags...)
@@ -505,7 +507,7 @@ func TestCaptureRecordingsReplayThroughSpawn(t *testing.T) {
 			// The client's own lines: turns and its control requests.
 			var stdin strings.Builder
 			for _, l := range bytes.Split(in, []byte("\n")) {
-				if len(bytes.TrimSpace(l)) > 0 && fedByClient(l) {
+				if len(bytes.TrimSpace(l)) > 0 && replay.FedByClient(l) {
 					stdin.Write(l)
 					stdin.WriteByte('\n')
 				}

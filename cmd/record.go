@@ -13,7 +13,9 @@ import (
 
 	"github.com/agentjq/agentjq/internal/buildinfo"
 	"github.com/agentjq/agentjq/iostreams"
+	"github.com/agentjq/agentjq/protocol"
 	"github.com/agentjq/agentjq/recording"
+	"github.com/agentjq/agentjq/redact"
 )
 
 // RedactFlags choose what a recording leaves out; record and spawn
@@ -46,7 +48,7 @@ func (c *RecordCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Conte
 	}
 	// A session's lines come from the bridge, which taps only agent lines
 	// it has validated; --tee's lines are anything.
-	rec, err := openRecordingWith(ios, c.Output, c.RedactFlags, c.Agent, argv, c.Cwd, !c.Tee)
+	rec, err := openRecordingWith(ios, c.Output, c.RedactFlags, sessionOf(c.SpawnFlags, agentArgs), argv, c.Cwd, !c.Tee)
 	if err != nil {
 		return err
 	}
@@ -70,7 +72,7 @@ type openedRecording struct {
 }
 
 // Tap records one line; pass it to the bridge.
-func (r *openedRecording) Tap(dir recording.Direction, line []byte) { r.w.Tap(dir, line) }
+func (r *openedRecording) Tap(dir protocol.Direction, line []byte) { r.w.Tap(dir, line) }
 
 // Close reports a write error that happened during the session and
 // closes the file.
@@ -88,20 +90,20 @@ func (r *openedRecording) Close() error {
 
 // openRecording creates path and writes the header. spawn --record uses
 // it too.
-func openRecording(ios *iostreams.IO, path string, rf RedactFlags, agent string, argv []string, cwd string) (*openedRecording, error) {
-	return openRecordingWith(ios, path, rf, agent, argv, cwd, true)
+func openRecording(ios *iostreams.IO, path string, rf RedactFlags, session recording.Session, argv []string, cwd string) (*openedRecording, error) {
+	return openRecordingWith(ios, path, rf, session, argv, cwd, true)
 }
 
 // openRecordingWith is openRecording; validOut says every agent line will
 // be tapped by the bridge, which validates them (recording.WriterOptions).
-func openRecordingWith(ios *iostreams.IO, path string, rf RedactFlags, agent string, argv []string, cwd string, validOut bool) (*openedRecording, error) {
+func openRecordingWith(ios *iostreams.IO, path string, rf RedactFlags, session recording.Session, argv []string, cwd string, validOut bool) (*openedRecording, error) {
 	if path == "" || path == "-" {
 		return nil, usageError("a recording needs a file: -o FILE")
 	}
-	var red *recording.Redactor
+	var red *redact.Redactor
 	if !rf.NoRedact {
 		var err error
-		red, err = recording.NewRedactor(recording.RedactSpec{Builtin: true, Env: rf.RedactEnv, Regex: rf.Redact, Paths: rf.RedactPath}, ios.LookupEnv)
+		red, err = redact.NewRedactor(redact.RedactSpec{Builtin: true, Env: rf.RedactEnv, Regex: rf.Redact, Paths: rf.RedactPath}, ios.LookupEnv)
 		if err != nil {
 			return nil, usageError("%v", err)
 		}
@@ -123,10 +125,11 @@ func openRecordingWith(ios *iostreams.IO, path string, rf RedactFlags, agent str
 	// agentjq leaves only complete lines behind. Async keeps redaction and
 	// encoding off the session's path.
 	w, err := recording.NewWriter(f, recording.Header{
-		Agent:          agent,
+		Agent:          session.Agent,
 		AgentjqVersion: buildinfo.Version(),
 		Argv:           argv,
 		Cwd:            cwd,
+		Session:        &session,
 	}, recording.WriterOptions{Redactor: red, Async: true, ValidOut: validOut})
 	if err != nil {
 		f.Close()
@@ -137,7 +140,7 @@ func openRecordingWith(ios *iostreams.IO, path string, rf RedactFlags, agent str
 
 // teeRecord copies in to out line by line, unchanged, tapping each line:
 // agentjq's own events as events, everything else as agent output.
-func teeRecord(in io.Reader, out io.Writer, tap func(recording.Direction, []byte)) error {
+func teeRecord(in io.Reader, out io.Writer, tap func(protocol.Direction, []byte)) error {
 	br := bufio.NewReaderSize(in, 256<<10)
 	for {
 		line, err := br.ReadBytes('\n')
@@ -147,9 +150,9 @@ func teeRecord(in io.Reader, out io.Writer, tap func(recording.Direction, []byte
 			}
 			body := bytes.TrimRight(line, "\r\n")
 			if len(bytes.TrimSpace(body)) > 0 {
-				dir := recording.Out
+				dir := protocol.DirOut
 				if bytes.Contains(body, []byte(`"agentjq"`)) && isAgentjqEvent(body) {
-					dir = recording.Event
+					dir = protocol.DirEvent
 				}
 				tap(dir, body)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/agentjq/agentjq/iostreams"
 	"github.com/agentjq/agentjq/protocol"
 	"github.com/agentjq/agentjq/recording"
+	"github.com/agentjq/agentjq/replay"
 )
 
 // ReplayCmd is the replay subcommand.
@@ -29,7 +30,7 @@ type ReplayCmd struct {
 	Inject  []string      `sep:"none" placeholder:"FAULT" help:"Inject a fault: truncate@SEQ, garbage@SEQ, oversize@SEQ[:SIZE], delay@SEQ:DUR, drop@SEQ, exit@SEQ[:CODE], drop-result; SEQ may be a type (result, control_request/can_use_tool)."`
 
 	Check   bool   `help:"Drift check: re-run this recording against the agent installed now (or compare it with --against) and print where the shape of the agent's output drifted (line kinds and key paths; values ignored). Interrupts are sent at the recorded point, after the recorded pause. The recording's --hook, --mcp-tool and --mcp-server commands are run again: check only recordings you trust."`
-	Against string `placeholder:"FILE" help:"With --check: the new recording to compare with (without it, the recording's inputs are re-run against the live agent: its turns and client control requests fed in order, its permission answers given again, its session flags re-used unless given here)."`
+	Against string `placeholder:"FILE" help:"With --check: the new recording to compare with (without it, the recording's inputs are re-run against the live agent: its turns and client control requests fed in order, its permission answers given again, the session settings of its header re-used unless given here)."`
 	Update  bool   `help:"With --check: when they drift, replace FILE with the new recording."`
 
 	SpawnFlags
@@ -67,9 +68,9 @@ type AgentFlags struct {
 
 // Run runs replay.
 func (c *ReplayCmd) Run(ctx context.Context, ios *iostreams.IO) error {
-	var faults []recording.Fault
+	var faults []replay.Fault
 	for _, s := range c.Inject {
-		f, err := recording.ParseFault(s)
+		f, err := replay.ParseFault(s)
 		if err != nil {
 			return usageError("%v", err)
 		}
@@ -94,7 +95,7 @@ func (c *ReplayCmd) Run(ctx context.Context, ios *iostreams.IO) error {
 	if len(c.AgentArgs) > 0 && !c.AsAgent {
 		return usageError("unexpected arguments %q (agent arguments go with --as-agent or --check)", c.AgentArgs)
 	}
-	warn := func(err error) { fmt.Fprintf(ios.Err, "agentjq: warning: %s: %v\n", c.File, err) }
+	warn := func(err error) { fmt.Fprintf(ios.Err, "agentjq: warning: %v\n", err) }
 	if c.AsAgent {
 		if c.File == "-" {
 			return usageError("replay --as-agent reads the client on stdin: the recording must be a file")
@@ -103,7 +104,7 @@ func (c *ReplayCmd) Run(ctx context.Context, ios *iostreams.IO) error {
 		if err != nil {
 			return err
 		}
-		h, entries, err := recording.ReadAll(f, warn)
+		h, entries, err := recording.ReadAll(f, c.File, warn)
 		f.Close()
 		if err != nil {
 			return err
@@ -111,7 +112,7 @@ func (c *ReplayCmd) Run(ctx context.Context, ios *iostreams.IO) error {
 		if c.AfterSeq > 0 {
 			return usageError("--after-seq does not go with --as-agent")
 		}
-		err = recording.AsAgent(ctx, h, entries, ios.In, ios.Out, recording.AgentOptions{
+		err = replay.AsAgent(ctx, h, entries, ios.In, ios.Out, replay.AgentOptions{
 			Stderr: ios.Err, Wait: c.Wait, Speed: speed, IdleLimit: c.IdleLimit,
 			Faults: faults, LookupEnv: ios.LookupEnv,
 		})
@@ -122,21 +123,25 @@ func (c *ReplayCmd) Run(ctx context.Context, ios *iostreams.IO) error {
 		return err
 	}
 	defer closeIn()
-	opts := recording.PlayOptions{Speed: speed, IdleLimit: c.IdleLimit, AfterSeq: c.AfterSeq, Faults: faults, Warn: warn}
+	opts := replay.PlayOptions{Speed: speed, IdleLimit: c.IdleLimit, AfterSeq: c.AfterSeq, Faults: faults, Warn: warn}
 	if c.Stderr {
 		opts.Stderr = ios.Err
 	}
-	return replayExit(recording.Play(ctx, in, ios.Out, opts))
+	name := c.File
+	if name == "-" {
+		name = "<stdin>"
+	}
+	return replayExit(replay.Play(ctx, in, name, ios.Out, opts))
 }
 
 // replayExit maps replay's errors to exit statuses: an injected or
 // recorded exit code as it is, a mismatch as 1 with its report.
 func replayExit(err error) error {
-	var ee *recording.ExitError
+	var ee *replay.ExitError
 	if errors.As(err, &ee) {
 		return silentExit(ee.Code)
 	}
-	var me *recording.MismatchError
+	var me *replay.MismatchError
 	if errors.As(err, &me) {
 		return &exitError{code: me.ExitCode(), err: me}
 	}
@@ -185,12 +190,8 @@ func (c *ReplayCmd) check(ctx context.Context, ios *iostreams.IO) error {
 	if err != nil {
 		return err
 	}
-	drift := recording.Drift(recording.Transcript(old, recording.Out), recording.Transcript(cur, recording.Out))
-	if a, okA := exitOf(old); okA {
-		if b, okB := exitOf(cur); okB && a != b {
-			notes = append(notes, fmt.Sprintf("the agent exited with status %d, recorded %d", b, a))
-		}
-	}
+	drift, more := replay.Compare(old, cur)
+	notes = append(notes, more...)
 	if len(drift) == 0 && len(notes) == 0 {
 		return nil
 	}
@@ -217,11 +218,7 @@ func readRecordingFile(ios *iostreams.IO, path string) (recording.Header, []reco
 		return recording.Header{}, nil, err
 	}
 	defer f.Close()
-	h, entries, err := recording.ReadAll(f, func(err error) { fmt.Fprintf(ios.Err, "agentjq: warning: %s: %v\n", path, err) })
-	if err != nil {
-		return h, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return h, entries, nil
+	return recording.ReadAll(f, path, func(err error) { fmt.Fprintf(ios.Err, "agentjq: warning: %v\n", err) })
 }
 
 // copyFile replaces dst with src through a temporary file and a rename,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentjq/agentjq/fixtures"
 	"github.com/agentjq/agentjq/iostreams"
+	"github.com/agentjq/agentjq/protocol"
 	"github.com/agentjq/agentjq/recording"
 )
 
@@ -124,7 +125,7 @@ func TestRecordTee(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	h, entries, err := recording.ReadAll(f, nil)
+	h, entries, err := recording.ReadAll(f, "test.rec", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,19 +183,19 @@ func TestRecordSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	h, entries, err := recording.ReadAll(f, nil)
+	h, entries, err := recording.ReadAll(f, "test.rec", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	count := map[recording.Direction]int{}
+	count := map[protocol.Direction]int{}
 	version := ""
 	for _, e := range entries {
 		count[e.Dir]++
-		if e.Dir == recording.Meta {
+		if e.Dir == protocol.DirMeta {
 			version = string(e.Msg)
 		}
 	}
-	if count[recording.In] == 0 || count[recording.Out] == 0 || count[recording.Event] == 0 {
+	if count[protocol.DirIn] == 0 || count[protocol.DirOut] == 0 || count[protocol.DirEvent] == 0 {
 		t.Errorf("directions recorded: %v", count)
 	}
 	if !strings.Contains(version, fixtures.CLIVersion) {
@@ -207,7 +208,7 @@ func TestRecordSession(t *testing.T) {
 	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 		found := false
 		for _, e := range entries {
-			if (e.Dir == recording.Out || e.Dir == recording.Event) && string(e.Msg) == l {
+			if (e.Dir == protocol.DirOut || e.Dir == protocol.DirEvent) && string(e.Msg) == l {
 				found = true
 				break
 			}

@@ -1,16 +1,13 @@
 package cmd
 
 import (
-	"context"
-	"encoding/json"
+	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/agentjq/agentjq/approve"
-	"github.com/agentjq/agentjq/protocol"
 	"github.com/agentjq/agentjq/recording"
 )
 
@@ -21,103 +18,59 @@ func fixtureEntries(t *testing.T, name string) (recording.Header, []recording.En
 		t.Fatal(err)
 	}
 	defer f.Close()
-	h, entries, err := recording.ReadAll(f, nil)
+	h, entries, err := recording.ReadAll(f, "test.rec", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return h, entries
 }
 
-func TestCheckInputs(t *testing.T) {
-	_, entries := fixtureEntries(t, "multi-turn")
-	in := checkInputs(entries)
-	if len(in) != 2 {
-		t.Fatalf("%d inputs, want the 2 turns", len(in))
-	}
-	if in[0].count != 0 {
-		t.Errorf("the first turn waits for %d %v", in[0].count, in[0].gate)
-	}
-	if in[1].gate != (gateKey{recording.Out, "result/success"}) || in[1].count != 1 {
-		t.Errorf("the second turn waits for %d %v, want the first result", in[1].count, in[1].gate)
-	}
-
-	_, entries = fixtureEntries(t, "interrupt")
-	in = checkInputs(entries)
-	if len(in) != 2 || !strings.Contains(string(in[1].line), `"interrupt"`) {
-		t.Fatalf("inputs %+v", in)
-	}
-	if in[1].gate.kind != "assistant[tool_use]" || in[1].count != 1 || in[1].delay < time.Second || in[1].delay > 5*time.Second {
-		t.Errorf("the interrupt waits for %d %v then %s", in[1].count, in[1].gate, in[1].delay)
-	}
-
-	// agentjq's own lines (its initialize, its permission answers) are not fed.
-	_, entries = fixtureEntries(t, "initialize")
-	for _, x := range checkInputs(entries) {
-		if !strings.Contains(string(x.line), `"type":"user"`) {
-			t.Errorf("fed %s", x.line)
-		}
-	}
-}
-
-func TestRecordedDecider(t *testing.T) {
-	ctx := context.Background()
-	_, entries := fixtureEntries(t, "write-deny")
-	d := newRecordedDecider(entries)
-	req := &approve.Request{CanUseTool: protocol.CanUseTool{ToolName: "Write", Input: json.RawMessage(`{"file_path":"/elsewhere/banana.txt","content":"banana\n"}`)}}
-	v, _ := d.Decide(ctx, req)
-	if v.Behavior != protocol.Deny || v.Message != "Denied by scripted policy." {
-		t.Errorf("write-deny: %+v", v)
-	}
-	v, _ = d.Decide(ctx, req)
-	if v.Behavior != protocol.Deny || !strings.Contains(v.Message, "no answer") {
-		t.Errorf("a request the recording never answered: %+v", v)
-	}
-
-	_, entries = fixtureEntries(t, "write-allow")
-	v, _ = newRecordedDecider(entries).Decide(ctx, req)
-	if v.Behavior != protocol.Allow || string(v.UpdatedInput) != string(req.Input) {
-		t.Errorf("an allow that echoed the input keeps the live input: %+v %s", v, v.UpdatedInput)
-	}
-
-	_, entries = fixtureEntries(t, "ask-answer")
-	ask := &approve.Request{CanUseTool: protocol.CanUseTool{ToolName: "AskUserQuestion", Input: json.RawMessage(`{"questions":[{"question":"Do you prefer cats or dogs?"}]}`)}}
-	v, _ = newRecordedDecider(entries).Decide(ctx, ask)
-	var in struct {
-		Questions []any             `json:"questions"`
-		Answers   map[string]string `json:"answers"`
-	}
-	if err := json.Unmarshal(v.UpdatedInput, &in); err != nil || v.Behavior != protocol.Allow || in.Answers["Do you prefer cats or dogs?"] != "Dogs" || len(in.Questions) != 1 {
-		t.Errorf("the recorded answers do not come along: %+v %s", v, v.UpdatedInput)
-	}
-}
-
+// TestCheckFlags: the settings of a recording's session (in its header,
+// or parsed from the argv of an old one) become the check's flags: the
+// binary and the rest stay as given to replay --check; no policy, prompt
+// or terminal; a flag given to replay --check counts only when it is not
+// the default.
 func TestCheckFlags(t *testing.T) {
-	rec, args, err := recordedSession([]string{"agentjq", "spawn", "--policy", "p.json", "--partial", "--max-turns", "3", "--hook", "PreToolUse=true", "-p", "hi", "--", "--replay-user-messages"})
+	argv := []string{"agentjq", "spawn", "--policy", "p.json", "--partial", "--max-turns", "3", "--hook", "PreToolUse=true", "-p", "hi", "--", "--replay-user-messages"}
+	rec, err := legacySession(argv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rec.Partial || rec.MaxTurns != 3 || len(rec.Hook) != 1 || len(args) != 1 {
-		t.Fatalf("parsed %+v %q", rec, args)
+	if !rec.Partial || rec.MaxTurns != 3 || len(rec.Hook) != 1 || len(rec.AgentArgs) != 1 || !rec.OneShot || len(rec.Policy) != 1 {
+		t.Fatalf("parsed %+v", rec)
+	}
+	// What spawn writes in the header is what the old argv said.
+	f, args, err := recordedSession(argv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sessionOf(f, args); !reflect.DeepEqual(got, rec) {
+		t.Errorf("header %+v, legacy %+v", got, rec)
 	}
 	cli := SpawnFlags{Agent: "claude", Bin: "/bin/agent"}
-	cli.HookTimeout, cli.MCPToolTimeout = 60*time.Second, 2*time.Minute
-	f, a, over := checkFlags(rec, cli, args, nil)
-	if over || !f.Partial || f.MaxTurns != 3 || len(f.Hook) != 1 || f.Bin != "/bin/agent" || len(a) != 1 {
-		t.Errorf("re-used: %+v %q overridden=%v", f, a, over)
+	cli.HookTimeout, cli.MCPToolTimeout = defaultHookTimeout, defaultMCPToolTimeout
+	if g := givenSession(cli, nil); !reflect.DeepEqual(g, recording.Session{}) {
+		t.Errorf("defaults counted as given: %+v", g)
+	}
+	f = cli
+	if err := applySession(&f, rec); err != nil {
+		t.Fatal(err)
+	}
+	if !f.Partial || f.MaxTurns != 3 || len(f.Hook) != 1 || f.Bin != "/bin/agent" || f.HookTimeout != defaultHookTimeout {
+		t.Errorf("re-used: %+v", f)
 	}
 	if f.Policy != nil || f.Prompt != "" || !f.NoPrompt {
 		t.Errorf("policy, prompt or terminal re-used: %+v", f)
 	}
 	cli.MaxTurns = 1
-	f, a, over = checkFlags(rec, cli, args, []string{"--verbose"})
-	if !over || f.MaxTurns != 1 || len(a) != 1 || a[0] != "--verbose" {
-		t.Errorf("overrides: %+v %q %v", f, a, over)
+	if g := givenSession(cli, []string{"--verbose"}); g.MaxTurns != 1 || len(g.AgentArgs) != 1 || g.AgentArgs[0] != "--verbose" {
+		t.Errorf("overrides: %+v", g)
 	}
-	if got := strings.Join(sessionArgv(f, a), " "); got != "agentjq spawn --max-turns 1 --partial --hook PreToolUse=true -- --verbose" {
-		t.Errorf("sessionArgv: %s", got)
-	}
-	if _, _, err := recordedSession([]string{"agentjq", "frobnicate", "--x"}); err == nil {
+	if _, err := legacySession([]string{"agentjq", "frobnicate", "--x"}); err == nil {
 		t.Error("an unparsable argv was accepted")
+	}
+	if err := applySession(&f, recording.Session{HookTimeout: "soon"}); err == nil {
+		t.Error("a bad duration was accepted")
 	}
 }
 
@@ -155,5 +108,58 @@ func TestCheckAgainstAsAgentReportsDrift(t *testing.T) {
 	code := Main([]string{"replay", "--check", "--bin", asAgentShim(t, changed), "--timeout", "60s", rec}, ios)
 	if code != 1 || !strings.Contains(out.String(), "+.brand_new") {
 		t.Errorf("exit %d\n%s\nstderr: %s", code, out, errb)
+	}
+}
+
+// TestCheckUsesHeaderSession: the check runs the session with the
+// settings of the header's session, not with what argv says: a
+// recording whose argv names no flags but whose session asks for
+// partial messages runs the agent with --include-partial-messages; one
+// without a session (an old recording) falls back to its argv.
+func TestCheckUsesHeaderSession(t *testing.T) {
+	orig := fixtureRec(t, "partial")
+	b, err := os.ReadFile(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := bytes.IndexByte(b, '\n')
+	h, err := recording.ParseHeader(b[:first])
+	if err != nil {
+		t.Fatal(err)
+	}
+	withHeader := func(h recording.Header) string {
+		line, err := recording.MarshalHeader(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "s.rec")
+		os.WriteFile(path, append(append(line, '\n'), b[first+1:]...), 0o644)
+		return path
+	}
+	agentArgs := func(rec string) string {
+		shim := asAgentShim(t, orig)
+		logged := filepath.Join(t.TempDir(), "args")
+		wrapper := filepath.Join(t.TempDir(), "claude")
+		os.WriteFile(wrapper, []byte("#!/bin/sh\necho \"$@\" >> "+shQuote(logged)+"\nexec "+shQuote(shim)+" \"$@\"\n"), 0o755)
+		ios, out, errb := fixtureIO("")
+		if code := Main([]string{"replay", "--check", "--bin", wrapper, "--timeout", "60s", rec}, ios); code != 0 {
+			t.Fatalf("exit %d\n%s\nstderr: %s", code, out, errb)
+		}
+		got, _ := os.ReadFile(logged)
+		return string(got)
+	}
+	h.Argv = []string{"agentjq", "spawn"}
+	h.Session = &recording.Session{Agent: "claude", Partial: true}
+	if got := agentArgs(withHeader(h)); !strings.Contains(got, "--include-partial-messages") {
+		t.Errorf("the header's session was not used: agent args %q", got)
+	}
+	h.Session = &recording.Session{Agent: "claude"}
+	h.Argv = []string{"agentjq", "spawn", "--partial"}
+	if got := agentArgs(withHeader(h)); strings.Contains(got, "--include-partial-messages") {
+		t.Errorf("argv was used over the header's session: agent args %q", got)
+	}
+	h.Session = nil
+	if got := agentArgs(withHeader(h)); !strings.Contains(got, "--include-partial-messages") {
+		t.Errorf("an old recording's argv was not used: agent args %q", got)
 	}
 }

@@ -20,7 +20,6 @@ import (
 	"github.com/agentjq/agentjq/internal/syncio"
 	"github.com/agentjq/agentjq/iostreams"
 	"github.com/agentjq/agentjq/protocol"
-	"github.com/agentjq/agentjq/recording"
 )
 
 // SpawnFlags are the flags of a session; spawn and record share them.
@@ -70,7 +69,7 @@ func (c *SpawnCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Contex
 	if c.Record == "" {
 		return runSpawn(ctx, ios, c.SpawnFlags, agentArgs, nil)
 	}
-	rec, err := openRecording(ios, c.Record, c.RedactFlags, c.Agent, append([]string{"agentjq"}, kctx.Args...), c.Cwd)
+	rec, err := openRecording(ios, c.Record, c.RedactFlags, sessionOf(c.SpawnFlags, agentArgs), append([]string{"agentjq"}, kctx.Args...), c.Cwd)
 	if err != nil {
 		return err
 	}
@@ -100,13 +99,13 @@ func splitAgentArgs(args []string) ([]string, error) {
 // A tapper sees every line of a session: a recording (*recording.Writer)
 // or a probe (tapFunc).
 type tapper interface {
-	Tap(dir recording.Direction, line []byte)
+	Tap(dir protocol.Direction, line []byte)
 }
 
 // tapFunc makes a function a tapper.
-type tapFunc func(dir recording.Direction, line []byte)
+type tapFunc func(dir protocol.Direction, line []byte)
 
-func (f tapFunc) Tap(dir recording.Direction, line []byte) { f(dir, line) }
+func (f tapFunc) Tap(dir protocol.Direction, line []byte) { f(dir, line) }
 
 // runSpawn runs one session; record and spawn --record pass a tap.
 func runSpawn(ctx context.Context, ios *iostreams.IO, f SpawnFlags, agentArgs []string, tap tapper) error {

@@ -214,7 +214,7 @@ func TestSpawnRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	rd, err := recording.NewReader(f)
+	rd, _, err := recording.NewReader(f, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func TestSpawnRecord(t *testing.T) {
 			break
 		}
 		dirs = append(dirs, string(e.Dir))
-		if e.Dir == recording.Out || e.Dir == recording.Event {
+		if e.Dir == protocol.DirOut || e.Dir == protocol.DirEvent {
 			shown = append(shown, string(e.Msg))
 		}
 	}

@@ -10,14 +10,16 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/agentjq/agentjq/protocol"
 	"github.com/agentjq/agentjq/recording"
 )
 
 // lineReader yields the payload lines of the inputs, in order: each file
-// (or the reader given to Run), split on '\n' only, any length. An input
-// whose first line is a recording header yields what spawn's stdout
-// showed: the recorded agent lines (dir "out") and agentjq's events (dir
-// "event"); the other directions are skipped.
+// (or the reader given to Run), split on '\n' only, any length, read by
+// recording.Lines. An input that is a recording yields what spawn's
+// stdout showed: the recorded agent lines (dir "out") and agentjq's
+// events (dir "event"); the other directions are skipped. A recording's
+// cut-off last line is a warning (warn), not an error.
 type lineReader struct {
 	ctx     context.Context
 	stdin   io.Reader
@@ -26,19 +28,19 @@ type lineReader struct {
 	rawMode bool // -R: no recording detection
 	seq     bool // --seq: drop RS separators
 
-	next    int // index of the next file
-	br      *bufio.Reader
+	next    int           // index of the next file
+	br      *bufio.Reader // the current input, for readAll (-R -s)
+	lines   *recording.Lines
 	closer  io.Closer
 	name    string
-	num     int // line number in the current input
-	first   bool
-	inRec   bool
-	long    []byte
 	started bool
 
 	// failed holds an input that could not be opened or read, to be
 	// returned as a line with openErr set; reading goes on.
 	failed *line
+	// warning is the input's warning (a cut-off last line), to be
+	// returned as a line with warning set.
+	warning string
 }
 
 const readBufSize = 256 << 10
@@ -52,6 +54,8 @@ type line struct {
 	bad  string
 	// openErr: the input itself could not be read (jq's exit 2).
 	openErr bool
+	// warning: bad is only a warning (a recording's cut-off last line).
+	warning bool
 }
 
 // open moves to the next input; false when there is none.
@@ -94,14 +98,17 @@ func (r *lineReader) reset(rd io.Reader, name string) {
 	} else {
 		r.br.Reset(rd)
 	}
-	r.name, r.num, r.first, r.inRec = name, 0, true, false
+	r.name = name
+	r.lines = recording.NewLines(r.br, name)
+	r.lines.Raw = r.rawMode
+	r.lines.Warn = func(err error) { r.warning = err.Error() }
 }
 
 // read returns the next line. The text aliases internal buffers: it is
 // valid until the next call.
 func (r *lineReader) read() (line, bool) {
 	for {
-		if r.br == nil || r.name == "" {
+		if r.lines == nil || r.name == "" {
 			if !r.open() {
 				return line{}, false
 			}
@@ -113,8 +120,20 @@ func (r *lineReader) read() (line, bool) {
 		if err := r.ctx.Err(); err != nil {
 			return line{}, false
 		}
-		text, err := r.readLine()
-		if text == nil && err != nil {
+		ln, err := r.lines.Next()
+		if r.warning != "" {
+			w := line{name: r.name, bad: r.warning, warning: true}
+			r.warning = ""
+			if err != nil && errors.Is(err, io.EOF) {
+				r.name = ""
+			}
+			return w, true
+		}
+		var bad *recording.LineError
+		switch {
+		case errors.As(err, &bad):
+			return line{text: ln.Text, name: bad.Name, num: bad.Line, bad: bad.Err.Error()}, true
+		case err != nil:
 			name := r.name
 			r.name = ""
 			if !errors.Is(err, io.EOF) {
@@ -122,65 +141,14 @@ func (r *lineReader) read() (line, bool) {
 			}
 			continue
 		}
-		r.num++
-		l := line{text: text, name: r.name, num: r.num}
+		if ln.Dir != "" && ln.Dir != protocol.DirOut && ln.Dir != protocol.DirEvent || ln.Dir != "" && ln.Entry.Msg == nil {
+			continue // a recording shows what spawn's stdout showed
+		}
+		l := line{text: ln.Text, name: ln.Name, num: ln.Num}
 		if r.seq {
 			l.text = bytes.TrimLeft(l.text, "\x1e")
 		}
-		if r.rawMode {
-			return l, true
-		}
-		if r.first {
-			r.first = false
-			if recording.IsHeader(l.text) {
-				r.inRec = true
-				if _, err := recording.ParseHeader(l.text); err != nil {
-					l.bad = err.Error()
-					return l, true
-				}
-				continue
-			}
-		}
-		if !r.inRec {
-			return l, true
-		}
-		if len(bytes.TrimSpace(l.text)) == 0 {
-			continue
-		}
-		e, err := recording.ParseEntry(l.text)
-		if err != nil {
-			l.bad = err.Error()
-			return l, true
-		}
-		if (e.Dir == recording.Out || e.Dir == recording.Event) && e.Msg != nil {
-			l.text = e.Msg
-			return l, true
-		}
-	}
-}
-
-// readLine reads up to and excluding '\n'; a last line without one counts.
-func (r *lineReader) readLine() ([]byte, error) {
-	b, err := r.br.ReadSlice('\n')
-	if err == nil {
-		return b[:len(b)-1], nil
-	}
-	if !errors.Is(err, bufio.ErrBufferFull) {
-		if len(b) == 0 {
-			return nil, err
-		}
-		return b, nil // the last line, unterminated
-	}
-	r.long = append(r.long[:0], b...)
-	for {
-		b, err = r.br.ReadSlice('\n')
-		r.long = append(r.long, b...)
-		if err == nil {
-			return r.long[:len(r.long)-1], nil
-		}
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			return r.long, nil
-		}
+		return l, true
 	}
 }
 

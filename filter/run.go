@@ -334,6 +334,10 @@ func (w *worker) line(l line) {
 		w.report("agentjq: %s: %s\n", l.name, l.bad)
 		return
 	}
+	if l.warning {
+		w.report("agentjq: warning: %s\n", l.bad)
+		return
+	}
 	if l.bad != "" {
 		w.errored = true
 		w.report("agentjq: %s:%d: %s\n", l.name, l.num, l.bad)
@@ -508,6 +512,10 @@ func (s *valueSource) next() (pendingValue, bool) {
 		e.curName, e.curNum = l.name, l.num
 		if l.openErr {
 			e.openFailed(l.name, errors.New(l.bad))
+			continue
+		}
+		if l.warning {
+			e.stderr("agentjq: warning: " + l.bad + "\n")
 			continue
 		}
 		if l.bad != "" {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentjq/agentjq/protocol"
 	"github.com/agentjq/agentjq/recording"
 )
 
@@ -154,9 +155,9 @@ func TestRun(t *testing.T) {
 func TestRecordingIsReadAsTheAgentStream(t *testing.T) {
 	var rec []byte
 	rec = append(rec, `{"agentjq_recording":1,"agent":"claude","argv":["claude"],"cwd":"/p","started":"2026-01-01T00:00:00Z"}`+"\n"...)
-	add := func(seq int64, dir recording.Direction, msg string) {
+	add := func(seq int64, dir protocol.Direction, msg string) {
 		e := recording.Entry{Seq: seq, MS: float64(seq), Dir: dir}
-		if dir == recording.Err {
+		if dir == protocol.DirErr {
 			e.Text = msg
 		} else {
 			e.Msg = []byte(msg)
@@ -164,11 +165,11 @@ func TestRecordingIsReadAsTheAgentStream(t *testing.T) {
 		rec = recording.AppendEntry(rec, e)
 		rec = append(rec, '\n')
 	}
-	add(1, recording.In, `{"type":"user","message":{"role":"user","content":"hi"}}`)
-	add(2, recording.Out, `{"type":"system","subtype":"init", "z":1}`)
-	add(3, recording.Err, `some stderr`)
-	add(4, recording.Event, `{"type":"agentjq","subtype":"exit","code":0}`)
-	add(5, recording.Meta, `{"agent_version":"2.1.328"}`)
+	add(1, protocol.DirIn, `{"type":"user","message":{"role":"user","content":"hi"}}`)
+	add(2, protocol.DirOut, `{"type":"system","subtype":"init", "z":1}`)
+	add(3, protocol.DirErr, `some stderr`)
+	add(4, protocol.DirEvent, `{"type":"agentjq","subtype":"exit","code":0}`)
+	add(5, protocol.DirMeta, `{"agent_version":"2.1.328"}`)
 	rec = append(rec, "{\"seq\":6,broken\n"...)
 	out, errOut, code := runFilter(t, string(rec), ".")
 	want := `{"type":"system","subtype":"init","z":1}` + "\n" + `{"type":"agentjq","subtype":"exit","code":0}` + "\n"

@@ -2,7 +2,6 @@ package recording
 
 import (
 	"bytes"
-	"encoding/json"
 	"time"
 
 	"github.com/agentjq/agentjq/protocol"
@@ -62,7 +61,7 @@ func FromCapture(in, out []byte, h Header) []byte {
 	answered := 0 // out position after the client's own requests were answered
 	emitUpTo := func(n int) {
 		for ; next < n && next < len(outs); next++ {
-			w.Tap(Out, outs[next])
+			w.Tap(protocol.DirOut, outs[next])
 		}
 	}
 	for _, l := range ins {
@@ -94,7 +93,7 @@ func FromCapture(in, out []byte, h Header) []byte {
 		}
 		pos = max(pos, prev)
 		emitUpTo(pos)
-		w.Tap(In, l)
+		w.Tap(protocol.DirIn, l)
 		prev = pos
 	}
 	emitUpTo(len(outs))
@@ -117,27 +116,4 @@ func splitLines(b []byte) [][]byte {
 		}
 	}
 	return lines
-}
-
-// kindOf names a line for messages and matching: type, plus subtype or
-// the control request's subtype.
-func kindOf(line []byte) string {
-	env, err := protocol.DecodeEnvelope(line)
-	if err != nil {
-		return "non-JSON"
-	}
-	switch env.Type {
-	case protocol.TypeControlRequest:
-		return env.Type + "/" + env.ControlSubtype()
-	case protocol.TypeControlResp:
-		var r struct {
-			Subtype string `json:"subtype"`
-		}
-		_ = json.Unmarshal(env.Response, &r)
-		return env.Type + "/" + r.Subtype
-	}
-	if env.Subtype != "" {
-		return env.Type + "/" + env.Subtype
-	}
-	return env.Type
 }

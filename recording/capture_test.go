@@ -30,17 +30,17 @@ func TestFromCaptureAllScenarios(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			c, rec := captureBytes(t, name)
-			h, entries, err := ReadAll(bytes.NewReader(rec), func(err error) { t.Error(err) })
+			h, entries, err := ReadAll(bytes.NewReader(rec), "test.rec", func(err error) { t.Error(err) })
 			if err != nil {
 				t.Fatal(err)
 			}
 			if h.AgentVersion != fixtures.CLIVersion {
 				t.Errorf("agent_version %q", h.AgentVersion)
 			}
-			if got, want := Transcript(entries, Out), splitLines(c.out); !equalLines(got, want) {
+			if got, want := Transcript(entries, protocol.DirOut), splitLines(c.out); !equalLines(got, want) {
 				t.Errorf("out lines differ from the capture (%d vs %d)", len(got), len(want))
 			}
-			if got, want := Transcript(entries, In), splitLines(c.in); !equalLines(got, want) {
+			if got, want := Transcript(entries, protocol.DirIn), splitLines(c.in); !equalLines(got, want) {
 				t.Errorf("in lines differ from the capture (%d vs %d)", len(got), len(want))
 			}
 			// Causality: every control_response sent comes after the request.
@@ -50,10 +50,10 @@ func TestFromCaptureAllScenarios(t *testing.T) {
 				if err != nil {
 					continue
 				}
-				if e.Dir == Out && env.Type == protocol.TypeControlRequest {
+				if e.Dir == protocol.DirOut && env.Type == protocol.TypeControlRequest {
 					sent[env.RequestID] = true
 				}
-				if e.Dir == In && env.Type == protocol.TypeControlResp && !sent[env.ResponseID()] {
+				if e.Dir == protocol.DirIn && env.Type == protocol.TypeControlResp && !sent[env.ResponseID()] {
 					t.Errorf("seq %d answers %s before it was asked", e.Seq, env.ResponseID())
 				}
 			}
@@ -63,16 +63,20 @@ func TestFromCaptureAllScenarios(t *testing.T) {
 
 func TestFromCaptureMultiTurnOrder(t *testing.T) {
 	_, rec := captureBytes(t, "multi-turn")
-	_, entries, err := ReadAll(bytes.NewReader(rec), nil)
+	_, entries, err := ReadAll(bytes.NewReader(rec), "test.rec", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var kinds []string
 	for _, e := range entries {
-		if e.Dir == Meta {
+		if e.Dir == protocol.DirMeta {
 			continue
 		}
-		k := kindOf(e.Msg)
+		env, _ := protocol.DecodeEnvelope(e.Msg)
+		k := env.Type
+		if env.Subtype != "" {
+			k += "/" + env.Subtype
+		}
 		if k == "user" || k == "system/init" || k == "result/success" {
 			kinds = append(kinds, string(e.Dir)+":"+k)
 		}

@@ -10,8 +10,9 @@
 //	{"seq":4,"ms":900.1,"dir":"event","msg":{"type":"agentjq",...}}
 //	{"seq":5,"ms":900.2,"dir":"meta","msg":{"agent_version":"2.1.328"}}
 //
-// The payload key (msg or text) is always last, so a reader slices the
-// agent's original bytes out of a line without decoding them.
+// agentjq writes the payload key (msg or text) last, so a reader slices the
+// agent's original bytes out of a line without decoding them; an entry
+// laid out otherwise is read as JSON (ParseEntry).
 package recording
 
 import (
@@ -23,22 +24,11 @@ import (
 	"time"
 
 	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/redact"
 )
 
 // FormatVersion is the version written in every header.
 const FormatVersion = 1
-
-// Direction says where a recorded line travelled (protocol.Direction).
-type Direction = protocol.Direction
-
-// Directions, as the recording package names them.
-const (
-	In    = protocol.DirIn
-	Out   = protocol.DirOut
-	Err   = protocol.DirErr
-	Event = protocol.DirEvent
-	Meta  = protocol.DirMeta
-)
 
 // Header is the first line of a recording.
 type Header struct {
@@ -52,14 +42,17 @@ type Header struct {
 	Redacted       bool      `json:"redacted"`
 	// Redact says which redactions were applied (no secret values), so
 	// that replay --as-agent applies them to the client's lines too.
-	Redact *RedactSpec `json:"redact,omitempty"`
+	Redact *redact.RedactSpec `json:"redact,omitempty"`
+	// Session is the parsed session settings (replay --check re-runs the
+	// session with them); nil in recordings made before it was written.
+	Session *Session `json:"session,omitempty"`
 }
 
 // Entry is one recorded line.
 type Entry struct {
 	Seq int64
 	MS  float64 // milliseconds since the start
-	Dir Direction
+	Dir protocol.Direction
 	// Msg holds a JSON line's original bytes; Text a non-JSON line.
 	Msg  []byte
 	Text string
@@ -67,11 +60,25 @@ type Entry struct {
 
 var headerPrefix = []byte(`{"agentjq_recording":`)
 
-// IsHeader reports whether line is a recording header. Callers use it on
-// the first line of a stream to tell a recording from a plain event stream.
-// agentjq always writes the version key first.
+// IsHeader reports whether line is a recording header: a JSON object with
+// the key agentjq_recording. Callers use it on the first line of a stream
+// to tell a recording from a plain event stream. agentjq writes the
+// version key first, which is the fast case; a header rewritten by
+// another tool (spaces, keys reordered) is recognised by decoding it.
 func IsHeader(line []byte) bool {
-	return bytes.HasPrefix(bytes.TrimSpace(line), headerPrefix)
+	line = bytes.TrimSpace(line)
+	if bytes.HasPrefix(line, headerPrefix) {
+		return true
+	}
+	if len(line) == 0 || line[0] != '{' || !bytes.Contains(line, []byte(`"agentjq_recording"`)) {
+		return false
+	}
+	var v map[string]json.RawMessage
+	if json.Unmarshal(line, &v) != nil {
+		return false
+	}
+	_, ok := v["agentjq_recording"]
+	return ok
 }
 
 // ParseHeader decodes a header line.
@@ -108,62 +115,127 @@ func AppendEntry(buf []byte, e Entry) []byte {
 	return append(buf, '}')
 }
 
-var (
-	msgKey  = []byte(`","msg":`)
-	textKey = []byte(`","text":`)
-)
-
 // ParseEntry decodes a recorded line. Msg aliases line's bytes.
+//
+// A line as agentjq writes it (AppendEntry's layout) is sliced without
+// decoding its payload; any other JSON object (keys reordered, spaces
+// added by a tool that rewrote the file) is decoded as JSON. The fast
+// path takes a line only when decoding it would give the same entry.
 func ParseEntry(line []byte) (Entry, error) {
-	var e Entry
 	line = bytes.TrimRight(line, "\r\n")
-	if !bytes.HasPrefix(line, []byte(`{"seq":`)) || len(line) < 2 || line[len(line)-1] != '}' {
+	if e, ok := sliceEntry(line); ok {
+		return e, nil
+	}
+	return decodeEntry(line)
+}
+
+// sliceEntry reads AppendEntry's layout: seq, ms and dir first, the
+// payload last and alone. A msg must be exactly one JSON object (else a
+// key after it would be taken for part of it), a text exactly one string.
+func sliceEntry(line []byte) (Entry, bool) {
+	var e Entry
+	const pre = `{"seq":`
+	if !bytes.HasPrefix(line, []byte(pre)) || line[len(line)-1] != '}' {
+		return e, false
+	}
+	i := len(pre)
+	start := i
+	for ; i < len(line) && line[i] >= '0' && line[i] <= '9'; i++ {
+		e.Seq = e.Seq*10 + int64(line[i]-'0')
+	}
+	if i == start || i-start > 18 || (line[start] == '0' && i-start > 1) {
+		return e, false
+	}
+	const ms = `,"ms":`
+	if !bytes.HasPrefix(line[i:], []byte(ms)) {
+		return e, false
+	}
+	i += len(ms)
+	j := i
+	for j < len(line) && (line[j] >= '0' && line[j] <= '9' || line[j] == '.') {
+		j++
+	}
+	v, err := strconv.ParseFloat(string(line[i:j]), 64)
+	if err != nil || line[i] == '.' || line[j-1] == '.' || (line[i] == '0' && j-i > 1 && line[i+1] != '.') {
+		return e, false
+	}
+	e.MS, i = v, j
+	const d = `,"dir":"`
+	if !bytes.HasPrefix(line[i:], []byte(d)) {
+		return e, false
+	}
+	i += len(d)
+	j = i
+	for j < len(line) && line[j] >= 'a' && line[j] <= 'z' {
+		j++
+	}
+	if j == i || j >= len(line) || line[j] != '"' {
+		return e, false
+	}
+	e.Dir = protocol.Direction(line[i:j])
+	i = j + 1
+	body := line[:len(line)-1]
+	switch {
+	case bytes.HasPrefix(body[i:], []byte(`,"msg":{`)):
+		e.Msg = body[i+len(`,"msg":`):]
+		if _, ok := protocol.Scan(e.Msg); !ok {
+			return e, false
+		}
+	case bytes.HasPrefix(body[i:], []byte(`,"text":"`)):
+		if json.Unmarshal(body[i+len(`,"text":`):], &e.Text) != nil {
+			return e, false
+		}
+	default:
+		return e, false
+	}
+	return e, true
+}
+
+// decodeEntry reads an entry as any JSON object with its keys.
+func decodeEntry(line []byte) (Entry, error) {
+	var e Entry
+	trimmed := bytes.TrimSpace(line)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return e, errors.New("not a recording entry")
 	}
-	rest := line[len(`{"seq":`):]
-	i := bytes.IndexByte(rest, ',')
-	if i < 0 {
-		return e, errors.New("recording entry: no ms")
+	var v struct {
+		Seq  *int64          `json:"seq"`
+		MS   float64         `json:"ms"`
+		Dir  string          `json:"dir"`
+		Msg  json.RawMessage `json:"msg"`
+		Text *string         `json:"text"`
 	}
-	seq, err := strconv.ParseInt(string(rest[:i]), 10, 64)
-	if err != nil {
-		return e, fmt.Errorf("recording entry: seq: %w", err)
-	}
-	e.Seq = seq
-	rest = rest[i:]
-	if !bytes.HasPrefix(rest, []byte(`,"ms":`)) {
-		return e, errors.New("recording entry: no ms")
-	}
-	rest = rest[len(`,"ms":`):]
-	i = bytes.IndexByte(rest, ',')
-	if i < 0 {
-		return e, errors.New("recording entry: no dir")
-	}
-	if e.MS, err = strconv.ParseFloat(string(rest[:i]), 64); err != nil {
-		return e, fmt.Errorf("recording entry: ms: %w", err)
-	}
-	rest = rest[i:]
-	if !bytes.HasPrefix(rest, []byte(`,"dir":"`)) {
-		return e, errors.New("recording entry: no dir")
-	}
-	rest = rest[len(`,"dir":"`)-1:]
-	body := rest[:len(rest)-1] // drop the closing brace
-	if len(body) < 2 || bytes.HasPrefix(body, msgKey) || bytes.HasPrefix(body, textKey) {
-		return e, errors.New("recording entry: empty dir")
+	if err := json.Unmarshal(trimmed, &v); err != nil {
+		return e, fmt.Errorf("not a recording entry: %w", err)
 	}
 	switch {
-	case bytes.Contains(body[:min(len(body), 24)], msgKey):
-		j := bytes.Index(body, msgKey)
-		e.Dir = Direction(body[1:j])
-		e.Msg = body[j+len(msgKey):]
-	case bytes.Contains(body[:min(len(body), 24)], textKey):
-		j := bytes.Index(body, textKey)
-		e.Dir = Direction(body[1:j])
-		if err := json.Unmarshal(body[j+len(textKey):], &e.Text); err != nil {
-			return e, fmt.Errorf("recording entry: text: %w", err)
-		}
+	case v.Seq == nil:
+		return e, errors.New("recording entry: no seq")
+	case v.Dir == "":
+		return e, errors.New("recording entry: no dir")
+	case v.Msg != nil && string(v.Msg) != "null":
+		e.Msg = v.Msg
+	case v.Text != nil:
+		e.Text = *v.Text
 	default:
 		return e, errors.New("recording entry: no msg or text")
 	}
+	e.Seq, e.MS, e.Dir = *v.Seq, v.MS, protocol.Direction(v.Dir)
 	return e, nil
+}
+
+// Transcript returns the payloads of entries travelling in dir.
+func Transcript(entries []Entry, dir protocol.Direction) [][]byte {
+	var out [][]byte
+	for _, e := range entries {
+		if e.Dir != dir {
+			continue
+		}
+		if e.Msg != nil {
+			out = append(out, e.Msg)
+		} else {
+			out = append(out, []byte(e.Text))
+		}
+	}
+	return out
 }

@@ -24,9 +24,11 @@ is one JSON object and valid on its own, so **agentjq filter**, **jq** and
 
 ## The header (line 1)
 
-An object whose first key is always **agentjq_recording** (the format version,
-an integer; this page describes version 1). Readers recognise a recording by the
-bytes **{"agentjq_recording":** at the start of the first line. Keys:
+An object whose first key is **agentjq_recording** (the format version, an
+integer; this page describes version 1). agentjq writes it first, so a reader
+recognises a recording by the bytes **{"agentjq_recording":** at the start of the
+first line; agentjq's readers also take a first line that is any JSON object
+with that key (a recording rewritten by another tool). Keys:
 
 **agentjq_recording**
 :   format version, 1.
@@ -57,6 +59,19 @@ bytes **{"agentjq_recording":** at the start of the first line. Keys:
     **regex** (patterns), **paths** (jq paths). It never holds a secret value.
     **replay --as-agent** applies the same redactions to the client's lines.
 
+**session**
+:   the session's settings as agentjq parsed its command line (redacted like
+    argv): **agent**, **agent_args** (after --), **model**, **permission_mode**,
+    **allowed_tools**, **disallowed_tools**, **system_prompt**,
+    **append_system_prompt**, **max_turns**, **partial**, **init**, **mcp_tool**,
+    **mcp_tool_desc**, **mcp_tool_schema**, **mcp_tool_timeout**, **mcp_server**,
+    **hook**, **hook_timeout** (durations as "60s"; absent: the default), and how
+    permissions were decided: **policy** (paths), **approver**, **no_prompt**,
+    **one_shot** (-p). Keys with a zero value are left out. **replay --check**
+    runs the session again with these settings. Recordings made before agentjq
+    wrote it have no **session**: the check then reads the settings from
+    **argv** as spawn or record would parse it.
+
 Readers must ignore keys they do not know. A reader refuses a version newer than
 it knows.
 
@@ -65,8 +80,13 @@ it knows.
     {"seq":N,"ms":T,"dir":"D","msg":LINE}
     {"seq":N,"ms":T,"dir":"D","text":"STRING"}
 
-The keys always come in this order, so a reader can slice the payload out of
-the line without decoding it.
+agentjq writes the keys in this order, so a reader can slice the payload out
+of the line without decoding it. agentjq's readers read any other line of an
+entry as JSON (keys in another order, spaces added, keys they do not know), so
+a recording rewritten by jq or an editor stays readable; a line that is not a
+JSON object with **seq**, **dir** and **msg** or **text** is an error naming
+FILE:LINE. A recording may be gzip-compressed: **filter**, **filter --view**,
+**replay** and **approve test** read it as it is.
 
 **seq**
 :   the sequence number: 1, 2, 3... in the order the lines happened, across
@@ -95,22 +115,14 @@ the line without decoding it.
 :   any other line (stderr, a non-JSON stdout line) as a JSON string. Invalid
     UTF-8 is replaced by U+FFFD there.
 
-The payload key is always last.
+agentjq writes the payload key last.
 
 # CRASH SAFETY
 
 Lines are written as they happen, whole: **agentjq record** and **spawn --record**
-hand each line to a recorder goroutine, which redacts and writes what has
-arrived in one write(2) of whole lines (at most about 1 MiB each), so the file
-trails the session by milliseconds. On Linux, when lines arrive faster than
-that, batches of about 4 MiB go either through the page cache or with
-O_DIRECT straight to the device, whichever the recorder measures faster on
-the machine at the time (the page cache costs a copy and, on a VM that
-returns free memory to its host, a host page fault for each new page; the
-device costs its own speed). With O_DIRECT, the part of a batch after its
-last whole 4 KiB block goes through the page cache and the next batch
-writes that block again, whole. The file is the same as with write(2) alone
-(**AGENTJQ_NO_DIRECT_IO**=1 asks for that). If agentjq is killed, every complete line is valid; the last line
+hand a copy of each line to a recorder goroutine, which redacts and writes what
+has arrived in one write(2) of whole lines (at most about 1 MiB each), so the
+file trails the session by milliseconds. If agentjq is killed, every complete line is valid; the last line
 may be cut off. Readers accept a cut-off last line with a warning and ignore
 it; a bad line elsewhere is an error naming its line number.
 

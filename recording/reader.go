@@ -3,110 +3,266 @@ package recording
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/agentjq/agentjq/protocol"
 )
 
 // ErrTruncated reports a last line cut off mid-write (the recorder was
 // killed). Readers warn and treat it as the end.
 var ErrTruncated = errors.New("recording: last line is truncated (the recorder was probably killed); ignored")
 
-// Reader reads a recording entry by entry. Lines of any length are fine.
-type Reader struct {
-	br     *bufio.Reader
-	header Header
-	line   int
+// LineError is a bad line of an input, named FILE:LINE.
+type LineError struct {
+	Name string
+	Line int
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("%s:%d: %v", e.Name, e.Line, e.Err) }
+
+func (e *LineError) Unwrap() error { return e.Err }
+
+// Lines reads the agent lines of one input, which is either a raw NDJSON
+// stream (a capture of the agent's stdout, spawn's output: each line as it
+// is) or an agentjq recording (its first line is a header: each entry's
+// payload, with its direction). Either may be gzip-compressed. It is the
+// one reader behind filter, filter --view, approve test and replay.
+//
+// A recording's bad entry is a *LineError and reading may go on; a
+// recording's last line cut off mid-write is reported to Warn
+// (ErrTruncated) and ends the input, as a killed recorder leaves it.
+type Lines struct {
+	// Name names the input in errors (a file name, "<stdin>").
+	Name string
+	// Raw reads every line as it is: no recording detection (filter -R).
+	Raw bool
 	// Warn, if set, receives the truncated-last-line warning.
 	Warn func(error)
+
+	src     io.Reader
+	br      *bufio.Reader
+	num     int
+	started bool
+	rec     bool
+	header  Header
+	long    []byte
+	eof     bool
+	// pending is the first line, read to tell a raw stream from a
+	// recording: Next returns it first.
+	pending *Line
 }
 
-// NewReader reads and checks the header.
-func NewReader(r io.Reader) (*Reader, error) {
-	rr := &Reader{br: bufio.NewReaderSize(r, 256<<10)}
-	line, err := rr.readLine()
-	if err != nil && (err != io.EOF || len(line) == 0) {
-		if err == io.EOF {
-			return nil, errors.New("recording: empty file")
+// Line is one line of an input.
+type Line struct {
+	// Text is the line: a raw line without its newline, or a recorded
+	// entry's payload (its Msg, or its Text for a non-JSON line). It
+	// aliases the reader's buffers, valid until the next call of Next.
+	Text []byte
+	// Dir is where a recorded line travelled; "" for a raw line.
+	Dir protocol.Direction
+	// Entry is the recorded entry (Dir set).
+	Entry Entry
+	Name  string
+	Num   int // the line number in the input, from 1
+}
+
+const linesBufSize = 256 << 10
+
+// NewLines reads r, named name.
+func NewLines(r io.Reader, name string) *Lines {
+	return &Lines{Name: name, src: r}
+}
+
+// start peeks at the input: gzip is undone, a header line makes it a
+// recording. A header that does not parse is an error (and the input is
+// read as a recording all the same).
+func (l *Lines) start() error {
+	l.started = true
+	l.br = bufio.NewReaderSize(l.src, linesBufSize)
+	if magic, _ := l.br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(l.br)
+		if err != nil {
+			return &LineError{l.Name, 1, fmt.Errorf("gzip: %w", err)}
 		}
-		return nil, err
+		l.br = bufio.NewReaderSize(zr, linesBufSize)
 	}
-	if !IsHeader(line) {
-		return nil, errors.New("recording: not an agentjq recording (no header line)")
+	if l.Raw {
+		return nil
 	}
-	h, err := ParseHeader(line)
-	if err != nil {
-		return nil, err
+	text, err := l.readLine()
+	if text == nil {
+		if err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("%s: %w", l.Name, err)
+		}
+		return nil
 	}
-	rr.header = h
-	return rr, nil
+	text = bytes.TrimRight(text, "\r")
+	if !IsHeader(text) {
+		l.pending = &Line{Text: text, Name: l.Name, Num: l.num}
+		return nil
+	}
+	l.rec = true
+	h, herr := ParseHeader(text)
+	if herr != nil {
+		return &LineError{l.Name, l.num, herr}
+	}
+	l.header = h
+	return nil
 }
 
-// Header returns the recording's header.
-func (r *Reader) Header() Header { return r.header }
+// Recording reports whether the input is a recording, and its header
+// (valid once Next has been called).
+func (l *Lines) Recording() (Header, bool) { return l.header, l.rec }
 
-// Line returns the line number of the last entry read (the header is 1).
-func (r *Reader) Line() int { return r.line }
-
-func (r *Reader) readLine() ([]byte, error) {
-	line, err := r.br.ReadBytes('\n')
-	if len(line) > 0 {
-		r.line++
-	}
+// readLine reads up to and excluding '\n'; a last line without one
+// counts (l.eof is then set).
+func (l *Lines) readLine() ([]byte, error) {
+	b, err := l.br.ReadSlice('\n')
 	if err == nil {
-		line = line[:len(line)-1]
+		l.num++
+		return b[:len(b)-1], nil
 	}
-	return bytes.TrimRight(line, "\r"), err
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		if len(b) == 0 {
+			return nil, err
+		}
+		l.num++
+		l.eof = true
+		return b, nil
+	}
+	l.long = append(l.long[:0], b...)
+	for {
+		b, err = l.br.ReadSlice('\n')
+		l.long = append(l.long, b...)
+		if err == nil {
+			l.num++
+			return l.long[:len(l.long)-1], nil
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			l.num++
+			l.eof = true
+			return l.long, nil
+		}
+	}
 }
 
-// Next returns the next entry, io.EOF at the end. A truncated last line is
-// reported to Warn and ends the recording. Entry.Msg is a fresh slice.
-func (r *Reader) Next() (Entry, error) {
-	for {
-		line, err := r.readLine()
-		if err != nil && err != io.EOF {
-			return Entry{}, err
+// Next returns the next line: io.EOF at the end, a *LineError for a bad
+// recording header or entry (call Next again to go on), or another error
+// from reading.
+func (l *Lines) Next() (Line, error) {
+	if !l.started {
+		if err := l.start(); err != nil {
+			return Line{Name: l.Name, Num: l.num}, err
 		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			if err == io.EOF {
-				return Entry{}, io.EOF
+	}
+	if p := l.pending; p != nil {
+		l.pending = nil
+		return *p, nil
+	}
+	for {
+		if l.eof {
+			return Line{}, io.EOF
+		}
+		text, err := l.readLine()
+		if text == nil && err != nil {
+			if errors.Is(err, io.EOF) {
+				return Line{}, io.EOF
 			}
+			return Line{}, fmt.Errorf("%s: %w", l.Name, err)
+		}
+		text = bytes.TrimRight(text, "\r")
+		ln := Line{Text: text, Name: l.Name, Num: l.num}
+		if !l.rec {
+			return ln, nil
+		}
+		if len(bytes.TrimSpace(text)) == 0 {
 			continue
 		}
-		e, perr := ParseEntry(line)
-		if perr == nil && err == io.EOF && e.Msg != nil && !json.Valid(e.Msg) {
+		e, perr := ParseEntry(text)
+		if perr == nil && l.eof && e.Msg != nil && !json.Valid(e.Msg) {
 			perr = errors.New("cut off")
 		}
 		if perr != nil {
-			if err == io.EOF {
+			if l.eof {
 				// No newline at the end and unparsable: cut off mid-write.
-				if r.Warn != nil {
-					r.Warn(ErrTruncated)
+				if l.Warn != nil {
+					l.Warn(fmt.Errorf("%s:%d: %w", l.Name, l.num, ErrTruncated))
 				}
-				return Entry{}, io.EOF
+				return Line{}, io.EOF
 			}
-			return Entry{}, fmt.Errorf("recording line %d: %w", r.line, perr)
+			return ln, &LineError{l.Name, l.num, perr}
 		}
-		return e, nil
+		ln.Dir, ln.Entry = e.Dir, e
+		if e.Msg != nil {
+			ln.Text = e.Msg
+		} else {
+			ln.Text = []byte(e.Text)
+		}
+		return ln, nil
 	}
 }
 
-// ReadAll reads a whole recording into memory.
-func ReadAll(r io.Reader, warn func(error)) (Header, []Entry, error) {
-	rr, err := NewReader(r)
+// Reader reads a recording entry by entry: Lines that insists on a
+// header. Lines of any length are fine.
+type Reader struct {
+	// Lines is the reader underneath: its Next gives each entry without
+	// copying it (Line.Entry aliases the reader's buffers).
+	Lines *Lines
+}
+
+// NewReader reads and checks the header; name names the input in errors.
+func NewReader(r io.Reader, name string) (*Reader, Header, error) {
+	l := NewLines(r, name)
+	if err := l.start(); err != nil {
+		return nil, Header{}, err
+	}
+	if !l.rec {
+		if l.pending == nil {
+			return nil, Header{}, fmt.Errorf("%s: empty file, not a recording", name)
+		}
+		return nil, Header{}, fmt.Errorf("%s: not an agentjq recording (no header line)", name)
+	}
+	return &Reader{Lines: l}, l.header, nil
+}
+
+// SetWarn sets the function that receives the truncated-last-line warning.
+func (r *Reader) SetWarn(warn func(error)) { r.Lines.Warn = warn }
+
+// Next returns the next entry, io.EOF at the end. A truncated last line is
+// reported to the warning function and ends the recording. Entry.Msg is a
+// fresh slice.
+func (r *Reader) Next() (Entry, error) {
+	ln, err := r.Lines.Next()
+	if err != nil {
+		return Entry{}, err
+	}
+	e := ln.Entry
+	if e.Msg != nil {
+		e.Msg = append([]byte(nil), e.Msg...)
+	}
+	return e, nil
+}
+
+// ReadAll reads a whole recording into memory; name names it in errors.
+func ReadAll(r io.Reader, name string, warn func(error)) (Header, []Entry, error) {
+	rr, h, err := NewReader(r, name)
 	if err != nil {
 		return Header{}, nil, err
 	}
-	rr.Warn = warn
+	rr.SetWarn(warn)
 	var entries []Entry
 	for {
 		e, err := rr.Next()
 		if err == io.EOF {
-			return rr.header, entries, nil
+			return h, entries, nil
 		}
 		if err != nil {
-			return rr.header, entries, err
+			return h, entries, err
 		}
 		entries = append(entries, e)
 	}

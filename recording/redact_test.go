@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/redact"
 )
 
 // The secrets of the corpus; none may survive a recording.
@@ -46,7 +50,7 @@ func corpusSession() [][2]string {
 
 func TestRedactionCorpus(t *testing.T) {
 	env := map[string]string{"MY_TOKEN": corpusSecrets["envtoken"], "ANTHROPIC_AUTH_TOKEN": corpusSecrets["defaultenv"]}
-	red, err := NewRedactor(RedactSpec{Builtin: true, Env: []string{"MY_TOKEN"}, Regex: []string{`CORP-\d+-SECRET`}, Paths: []string{".request.input.token", ".response.response.updatedInput.token"}},
+	red, err := redact.NewRedactor(redact.RedactSpec{Builtin: true, Env: []string{"MY_TOKEN"}, Regex: []string{`CORP-\d+-SECRET`}, Paths: []string{".request.input.token", ".response.response.updatedInput.token"}},
 		func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +62,7 @@ func TestRedactionCorpus(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, l := range corpusSession() {
-		w.Tap(Direction(l[0]), []byte(l[1]))
+		w.Tap(protocol.Direction(l[0]), []byte(l[1]))
 	}
 	rec := buf.String()
 	for name, secret := range corpusSecrets {
@@ -70,11 +74,11 @@ func TestRedactionCorpus(t *testing.T) {
 		t.Errorf("the escaped AWS key survived")
 	}
 	for _, kind := range []string{"anthropic-api-key", "api-key", "aws-access-key", "github-token", "bearer-token", "env:MY_TOKEN", "env:ANTHROPIC_AUTH_TOKEN", "regex-1", "path .request.input.token", "email", "organization"} {
-		if !strings.Contains(rec, Placeholder(kind)) {
-			t.Errorf("no %s placeholder in\n%s", Placeholder(kind), rec)
+		if !strings.Contains(rec, redact.Placeholder(kind)) {
+			t.Errorf("no %s placeholder in\n%s", redact.Placeholder(kind), rec)
 		}
 	}
-	hdr, entries, err := ReadAll(strings.NewReader(rec), nil)
+	hdr, entries, err := ReadAll(strings.NewReader(rec), "test.rec", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,100 +100,91 @@ func TestRedactionCorpus(t *testing.T) {
 	}
 }
 
-func TestRedactKeepsCleanLinesByteForByte(t *testing.T) {
-	red, _ := NewRedactor(RedactSpec{Builtin: true}, nil)
-	c, _ := captureBytes(t, "write-allow")
-	for _, l := range splitLines(c.out) {
-		if got := red.Line(Out, l); !bytes.Equal(got, l) {
-			t.Errorf("a clean line changed:\n%s\n%s", l, got)
-		}
-	}
-}
-
-func TestMatchRedacted(t *testing.T) {
-	cases := []struct {
-		want, got string
-		ok        bool
-	}{
-		{"plain", "plain", true},
-		{"plain", "other", false},
-		{"key [REDACTED:api-key] end", "key sk-123 end", true},
-		{"key [REDACTED:api-key] end", "key sk-123 END", false},
-		{"[REDACTED:email]", "a@b.c", true},
-		{"a.b [REDACTED:x]", "axb y", false},
-	}
-	for _, c := range cases {
-		if MatchRedacted(c.want, c.got) != c.ok {
-			t.Errorf("MatchRedacted(%q, %q) != %v", c.want, c.got, c.ok)
-		}
-	}
-}
-
-func TestJQPath(t *testing.T) {
-	line := []byte(`{"a":{"b":[{"c":1},{"c":"x","d":2}]},"e f":"g","c":3}`)
-	cases := map[string][]string{
-		".a.b[].c":  {`1`, `"x"`},
-		".a.b[1].d": {`2`},
-		`."e f"`:    {`"g"`},
-		`.["e f"]`:  {`"g"`},
-		".c":        {`3`},
-		".zz":       nil,
-	}
-	for src, want := range cases {
-		p, err := parseJQPath(src)
+// TestAsyncWriterMatchesSync: the same taps give the same file, whole
+// lines only, once Close returns; a small limit makes Tap wait.
+func TestAsyncWriterMatchesSync(t *testing.T) {
+	c, _ := captureBytes(t, "chain")
+	lines := splitLines(c.out)
+	lines = append(lines, bytes.Repeat([]byte("x"), 3<<10)) // longer than the limit
+	// A fixed clock: the async writer stamps a meta entry with its line's
+	// time, the sync one reads the clock again.
+	clock := func() func() time.Time { return func() time.Time { return time.Unix(100, 0) } }
+	run := func(async, validOut bool) []byte {
+		var buf lockedBuffer
+		red, _ := redact.NewRedactor(redact.RedactSpec{Builtin: true}, nil)
+		w, err := NewWriter(&buf, Header{Agent: "claude"}, WriterOptions{Now: clock(), Redactor: red, Async: async, AsyncLimit: 1 << 10, ValidOut: validOut})
 		if err != nil {
-			t.Fatalf("%s: %v", src, err)
+			t.Fatal(err)
 		}
-		var got []string
-		for _, s := range p.find(line, 0) {
-			got = append(got, string(line[s[0]:s[1]]))
+		for i, l := range lines {
+			dir := protocol.DirOut
+			if i%5 == 4 || l[0] != '{' {
+				dir = protocol.DirErr // ValidOut: Out lines are objects
+			}
+			w.Tap(dir, l)
 		}
-		if strings.Join(got, "|") != strings.Join(want, "|") {
-			t.Errorf("%s: got %v want %v", src, got, want)
+		w.SetAgentVersion("7.7.7")
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
 		}
+		w.Tap(protocol.DirOut, []byte(`{"after":"close"}`)) // dropped, not a panic
+		return buf.Bytes()
 	}
-	for _, bad := range []string{"a", ".", ".a[", ".a[-1]", ".a b"} {
-		if _, err := parseJQPath(bad); err == nil {
-			t.Errorf("%q accepted", bad)
-		}
+	sync, async := run(false, false), run(true, false)
+	if !bytes.Equal(sync, async) {
+		t.Fatalf("async recording differs from sync:\n%s\n---\n%s", sync, async)
+	}
+	if trusted := run(true, true); !bytes.Equal(trusted, sync) {
+		t.Fatalf("ValidOut changed the recording:\n%s\n---\n%s", sync, trusted)
+	}
+	if n := bytes.Count(async, []byte("\n")); n != len(lines)+3 { // header, meta from init, SetAgentVersion
+		t.Errorf("%d lines", n)
 	}
 }
 
-func FuzzRedactLine(f *testing.F) {
-	f.Add([]byte(`{"a":"sk-ant-api03-abcdefghijkl","b":["Bearer abcdefghijk"],"c":{"token":"x"}}`))
-	f.Add([]byte(`{"a":"\u0073k-ant-api03-abcdefghijkl\n"}`))
-	red, _ := NewRedactor(RedactSpec{Builtin: true, Regex: []string{`[0-9]{3}`}, Paths: []string{".c.token", ".b[]"}}, nil)
-	f.Fuzz(func(t *testing.T, line []byte) {
-		out := red.Line(Out, line)
-		if json.Valid(line) && bytes.HasPrefix(bytes.TrimSpace(line), []byte("{")) && !json.Valid(out) {
-			t.Fatalf("valid JSON became invalid:\n%s\n%s", line, out)
-		}
-		if bytes.Contains(out, []byte("sk-ant-api03-abcdefghijkl")) {
-			t.Fatalf("key survived: %s", out)
-		}
-	})
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
 }
 
-func FuzzEntryRoundTrip(f *testing.F) {
-	f.Add(int64(1), 1.5, "out", []byte(`{"a":1}`), "")
-	f.Add(int64(9), 0.0, "err", []byte(nil), "text \"q\"")
-	f.Fuzz(func(t *testing.T, seq int64, ms float64, dir string, msg []byte, text string) {
-		if seq < 0 || ms < 0 || ms > 1e12 || ms != ms || strings.ContainsAny(dir, `"\`) || len(dir) > 10 {
-			return
-		}
-		e := Entry{Seq: seq, MS: float64(int64(ms*1000)) / 1000, Dir: Direction(dir)}
-		if json.Valid(msg) && bytes.HasPrefix(msg, []byte("{")) {
-			e.Msg = msg
-		} else {
-			e.Text = strings.ToValidUTF8(text, "?")
-		}
-		line := AppendEntry(nil, e)
-		got, err := ParseEntry(line)
-		if err != nil {
-			t.Fatalf("%s: %v", line, err)
-		}
-		if got.Seq != e.Seq || got.Dir != e.Dir || !bytes.Equal(got.Msg, e.Msg) || got.Text != e.Text {
-			t.Fatalf("%s: got %+v", line, got)
-		}
-	})
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(p) == 0 || p[len(p)-1] != '\n' {
+		panic("a write that does not end a line")
+	}
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) Bytes() []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]byte(nil), l.b.Bytes()...)
+}
+
+// TestSessionSettingsRedacted: the header's session settings are redacted
+// like argv (a hook command or agent argument may carry a key).
+func TestSessionSettingsRedacted(t *testing.T) {
+	key := corpusSecrets["anthropic"]
+	red, err := redact.NewRedactor(redact.RedactSpec{Builtin: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	s := Session{Agent: "claude", Hook: []string{"PreToolUse=curl -H 'x-api-key: " + key + "'"}, AgentArgs: []string{"--key", key}, Partial: true}
+	w, err := NewWriter(&buf, Header{Agent: "claude", Session: &s}, WriterOptions{Redactor: red})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if strings.Contains(buf.String(), key) {
+		t.Fatalf("the key survived in the header: %s", buf.String())
+	}
+	h, _, err := ReadAll(&buf, "test.rec", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Session == nil || !h.Session.Partial || len(h.Session.Hook) != 1 || s.AgentArgs[1] != key {
+		t.Errorf("session %+v (and the caller's copy must stay as it was: %q)", h.Session, s.AgentArgs)
+	}
 }

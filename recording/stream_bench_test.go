@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/agentjq/agentjq/internal/streamgen"
+	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/redact"
 )
 
 // streamLines is 16 MiB of the benchmark generator's stream (the one
@@ -27,23 +29,42 @@ func streamLines(b *testing.B) ([][]byte, int64) {
 // bridge's lines are valid objects).
 func BenchmarkTapStream(b *testing.B) {
 	lines, n := streamLines(b)
-	for _, redact := range []bool{true, false} {
+	for _, redacted := range []bool{true, false} {
 		name := "redact"
-		if !redact {
+		if !redacted {
 			name = "no-redact"
 		}
 		b.Run(name, func(b *testing.B) {
-			var red *Redactor
-			if redact {
-				red, _ = NewRedactor(RedactSpec{Builtin: true}, nil)
+			var red *redact.Redactor
+			if redacted {
+				red, _ = redact.NewRedactor(redact.RedactSpec{Builtin: true}, nil)
 			}
 			w, _ := NewWriter(discard{}, Header{}, WriterOptions{Redactor: red, ValidOut: true})
 			b.SetBytes(n)
 			for i := 0; i < b.N; i++ {
 				for _, l := range lines {
-					w.Tap(Out, l)
+					w.Tap(protocol.DirOut, l)
 				}
 			}
 		})
 	}
 }
+
+// BenchmarkTapRedacted is the recorder's cost per byte of agent output,
+// with the default redaction on.
+func BenchmarkTapRedacted(b *testing.B) {
+	c, _ := captureBytes(b, "chain")
+	lines := splitLines(c.out)
+	red, _ := redact.NewRedactor(redact.RedactSpec{Builtin: true}, nil)
+	w, _ := NewWriter(discard{}, Header{}, WriterOptions{Redactor: red})
+	b.SetBytes(int64(len(c.out)))
+	for i := 0; i < b.N; i++ {
+		for _, l := range lines {
+			w.Tap(protocol.DirOut, l)
+		}
+	}
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/redact"
 )
 
 // WriterOptions configure a Writer.
@@ -16,13 +17,12 @@ type WriterOptions struct {
 	Now func() time.Time
 	// Redactor removes secrets before anything is written; nil records
 	// everything verbatim (record --no-redact).
-	Redactor *Redactor
+	Redactor *redact.Redactor
 	// Async moves redaction, encoding and writing off the caller's path
-	// to a goroutine: Tap copies the line into a queue and returns. Lines
-	// are written in batches of whole lines, one write each (with
-	// O_DIRECT, the whole blocks and then the rest: direct_linux.go), as
-	// soon as the goroutine gets to them. Close waits for the queue to
-	// drain.
+	// to the Writer's goroutine: Tap copies the line into a queue and
+	// returns. Lines are written in batches of whole lines, one write
+	// each, as soon as the goroutine gets to them. Close waits for the
+	// queue to drain.
 	Async bool
 	// AsyncLimit bounds the bytes queued (default 8 MiB); Tap waits when
 	// it is reached. A longer line is queued alone.
@@ -42,7 +42,7 @@ type Writer struct {
 	w     io.Writer
 	now   func() time.Time
 	start time.Time
-	red   *Redactor
+	red   *redact.Redactor
 
 	mu           sync.Mutex
 	seq          int64
@@ -51,14 +51,8 @@ type Writer struct {
 	agentVersion string
 	versionLit   []byte // "claude_code_version":"<agentVersion>"
 
-	q      *queue       // nil unless Async
-	wr     *asyncWrites // nil unless Async
-	direct *directFile  // the O_DIRECT writer under wr, if any
-	batch  int          // the bytes of whole lines handed to one write
-	// With direct, each batch starts with room for the file's last
-	// partial block (room()), which the write goroutine fills in, so that
-	// the batch goes to the device from where it lies.
-	handed   int64 // the bytes handed to wr so far, the header's included
+	q        *queue  // nil unless Async
+	out      *writeQ // with Async: the goroutine that makes the write calls
 	validOut bool
 	closed   bool
 }
@@ -70,7 +64,7 @@ func NewWriter(w io.Writer, h Header, opts WriterOptions) (*Writer, error) {
 	if now == nil {
 		now = time.Now
 	}
-	rw := &Writer{w: w, now: now, red: opts.Redactor, validOut: opts.ValidOut, batch: 1 << 20}
+	rw := &Writer{w: w, now: now, red: opts.Redactor, validOut: opts.ValidOut}
 	rw.start = now()
 	h.Recording = FormatVersion
 	if h.Started.IsZero() {
@@ -91,6 +85,10 @@ func NewWriter(w io.Writer, h Header, opts WriterOptions) (*Writer, error) {
 		}
 		h.Argv = argv
 		h.Cwd = opts.Redactor.String(h.Cwd)
+		if h.Session != nil {
+			s := h.Session.redacted(opts.Redactor.String)
+			h.Session = &s
+		}
 	}
 	line, err := MarshalHeader(h)
 	if err != nil {
@@ -101,22 +99,14 @@ func NewWriter(w io.Writer, h Header, opts WriterOptions) (*Writer, error) {
 		return nil, err
 	}
 	if opts.Async {
-		var out io.Writer = w
-		if df := newDirectFile(w, line); df != nil {
-			// Fewer, larger direct writes: the device's round trips,
-			// not the CPU, bound them.
-			out, rw.direct, rw.batch = df, df, directBatch
-			rw.handed = int64(len(line))
-		}
-		rw.wr = newAsyncWrites(out)
-		rw.buf = rw.wr.first(rw.room())
+		rw.out = newWriteQ(w)
 		rw.q = newQueue(rw, opts.AsyncLimit)
 	}
 	return rw, nil
 }
 
 // MarshalHeader encodes h as one line without the newline, the version key
-// first (IsHeader relies on it).
+// first (IsHeader's fast case).
 func MarshalHeader(h Header) ([]byte, error) {
 	if h.Recording == 0 {
 		h.Recording = FormatVersion
@@ -137,48 +127,31 @@ func MarshalHeader(h Header) ([]byte, error) {
 // bridge's tap. line is not retained. Errors are kept for Err: a failing
 // disk must not stop the session. With Async, Tap only copies the line
 // into the queue (waiting when AsyncLimit bytes are queued already).
-func (w *Writer) Tap(dir Direction, line []byte) {
+func (w *Writer) Tap(dir protocol.Direction, line []byte) {
 	line = bytes.TrimRight(line, "\r\n")
 	if w.q != nil {
 		w.q.put(qitem{dir: dir, t: w.now()}, line)
 		return
 	}
-	w.process(dir, line, w.now(), true, false)
-}
-
-// Check is the redactor's Check (true without redaction): the bridge runs
-// it on its workers and hands the result back with the line to TapChecked.
-func (w *Writer) Check(line []byte) bool { return w.red.Check(line) }
-
-// TapChecked is Tap for a line Check was asked about; hintFree is its
-// answer. Only the bridge's validated Out lines come this way. The line is
-// lent, not copied: its bytes must stay as they are until the function
-// given to the next Release call has been called.
-func (w *Writer) TapChecked(dir Direction, line []byte, hintFree bool) {
-	line = bytes.TrimRight(line, "\r\n")
-	if w.q != nil {
-		w.q.put(qitem{dir: dir, t: w.now(), hintFree: hintFree, lent: line}, line)
-		return
-	}
-	w.process(dir, line, w.now(), true, hintFree)
-}
-
-// Release calls release once every line lent so far (TapChecked) has been
-// encoded, so that the caller may reuse their memory: at once without
-// Async, else in turn on the Writer's goroutine.
-func (w *Writer) Release(release func()) {
-	if w.q != nil {
-		w.q.put(qitem{release: release}, nil)
-		return
-	}
-	release()
+	w.process(dir, line, w.now(), true)
 }
 
 var versionKey = []byte(`"claude_code_version"`)
 
-// versionAnchor is the offset in versionKey of its 'v', the rarest of its
-// bytes in agent output.
-const versionAnchor = 13
+// batchSize bounds the bytes of whole lines handed to one write.
+const batchSize = 1 << 20
+
+// mayBeType is false only when line plainly starts with a "type" other
+// than typ (the CLI writes the type first): a cheap gate before a search
+// of the whole line for what only lines of type typ hold.
+func mayBeType(line []byte, typ string) bool {
+	const p = `{"type":"`
+	if !bytes.HasPrefix(line, []byte(p)) {
+		return true
+	}
+	rest := line[len(p):]
+	return len(rest) > len(typ) && string(rest[:len(typ)]) == typ && rest[len(typ)] == '"'
+}
 
 // mayBeSystemInit is false only when line plainly is a system line of
 // another subtype than init: the CLI writes type then subtype first, and
@@ -191,36 +164,14 @@ func mayBeSystemInit(line []byte) bool {
 	return bytes.HasPrefix(line[len(p):], []byte(`init"`))
 }
 
-// indexAnchored is bytes.Index(b, needle), searching with IndexByte for
-// needle[k] (choose a byte rare in b) and comparing around each hit: a
-// common first byte such as '"' makes bytes.Index stop everywhere.
-func indexAnchored(b, needle []byte, k int) int {
-	c := needle[k]
-	for i := k; i < len(b); {
-		j := bytes.IndexByte(b[i:], c)
-		if j < 0 {
-			return -1
-		}
-		start := i + j - k
-		if start+len(needle) > len(b) {
-			return -1
-		}
-		if bytes.Equal(b[start:start+len(needle)], needle) {
-			return start
-		}
-		i += j + 1
-	}
-	return -1
-}
-
 // process redacts, encodes and (with flush) writes one line.
-func (w *Writer) process(dir Direction, line []byte, t time.Time, flush, hintFree bool) {
-	valid := w.validOut && dir == Out
+func (w *Writer) process(dir protocol.Direction, line []byte, t time.Time, flush bool) {
+	valid := w.validOut && dir == protocol.DirOut
 	var obj bool
 	if w.red != nil {
 		var checked bool
-		line, obj, checked = w.red.lineObject(dir, line, valid, hintFree)
-		obj = obj && dir != Err && len(line) > 0 && line[0] == '{' && line[len(line)-1] == '}'
+		line, obj, checked = w.red.LineObject(dir, line, valid)
+		obj = obj && dir != protocol.DirErr && len(line) > 0 && line[0] == '{' && line[len(line)-1] == '}'
 		if !checked {
 			obj = isJSONPayload(dir, line)
 		}
@@ -228,17 +179,17 @@ func (w *Writer) process(dir Direction, line []byte, t time.Time, flush, hintFre
 		obj = valid || isJSONPayload(dir, line)
 	}
 	var version string
-	if dir == Out && (mayBeType(line, "system") || mayBeType(line, "control_response")) &&
+	if dir == protocol.DirOut && (mayBeType(line, "system") || mayBeType(line, "control_response")) &&
 		mayBeSystemInit(line) {
-		if i := indexAnchored(line, versionKey, versionAnchor); i >= 0 && !w.versionKnownAt(line[i:]) {
+		if i := bytes.Index(line, versionKey); i >= 0 && !w.versionKnownAt(line[i:]) {
 			version = agentVersionOf(line)
 		}
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.appendLocked(dir, line, t, obj)
-	if flush || len(w.buf)-w.room() >= w.batch {
-		w.flushLocked() // whole lines, at most about w.batch a write
+	if flush || len(w.buf) >= batchSize {
+		w.flushLocked() // whole lines, at most about batchSize a write
 	}
 	if version != "" && version != w.agentVersion {
 		if flush {
@@ -263,7 +214,7 @@ func (w *Writer) versionKnownAt(b []byte) bool {
 func (w *Writer) setVersionLocked(v string, t time.Time) {
 	w.agentVersion = v
 	w.versionLit = []byte(`"claude_code_version":"` + v + `"`)
-	w.appendLocked(Meta, metaVersion(v), t, true)
+	w.appendLocked(protocol.DirMeta, metaVersion(v), t, true)
 }
 
 // SetAgentVersion records the agent's version as a meta entry, when it is
@@ -273,7 +224,7 @@ func (w *Writer) SetAgentVersion(v string) {
 		return
 	}
 	if w.q != nil {
-		w.q.put(qitem{dir: Meta, t: w.now(), setVersion: true}, []byte(v))
+		w.q.put(qitem{dir: protocol.DirMeta, t: w.now(), setVersion: true}, []byte(v))
 		return
 	}
 	w.setVersion(v, w.now(), true)
@@ -297,9 +248,12 @@ func (w *Writer) setVersion(v string, t time.Time, flush bool) {
 func (w *Writer) Close() error {
 	if w.q != nil {
 		w.q.close()
-	}
-	if w.direct != nil {
-		w.direct.close()
+		w.mu.Lock()
+		w.out.close()
+		if w.err == nil {
+			w.err = w.out.Err()
+		}
+		w.mu.Unlock()
 	}
 	w.mu.Lock()
 	w.closed = true
@@ -317,12 +271,11 @@ func (w *Writer) AgentVersion() string {
 // Err returns the first write error, if any.
 func (w *Writer) Err() error {
 	w.mu.Lock()
-	err := w.err
-	w.mu.Unlock()
-	if err == nil && w.wr != nil {
-		err = w.wr.Err()
+	defer w.mu.Unlock()
+	if w.err == nil && w.out != nil {
+		return w.out.Err()
 	}
-	return err
+	return w.err
 }
 
 // Seq returns the sequence number of the last entry written.
@@ -340,7 +293,7 @@ func metaVersion(v string) []byte {
 }
 
 // appendLocked encodes one entry into the pending buffer.
-func (w *Writer) appendLocked(dir Direction, line []byte, t time.Time, obj bool) {
+func (w *Writer) appendLocked(dir protocol.Direction, line []byte, t time.Time, obj bool) {
 	if w.err != nil || w.closed {
 		return
 	}
@@ -355,23 +308,12 @@ func (w *Writer) appendLocked(dir Direction, line []byte, t time.Time, obj bool)
 	w.buf = append(w.buf, '\n')
 }
 
-// room is the bytes at the start of each batch left for the file's last
-// partial block (direct only).
-func (w *Writer) room() int {
-	if w.direct == nil {
-		return 0
-	}
-	return int(w.handed % dioAlign)
-}
-
 // flushLocked writes the pending whole lines with one write (with Async,
 // hands them to the goroutine that writes).
 func (w *Writer) flushLocked() {
-	if w.wr != nil {
-		if pre := w.room(); len(w.buf) > pre {
-			next := w.wr.hand(batch{w.buf, pre})
-			w.handed += int64(len(w.buf) - pre)
-			w.buf = next[:w.room()]
+	if w.out != nil {
+		if len(w.buf) > 0 {
+			w.buf = w.out.hand(w.buf)
 		}
 		return
 	}
@@ -389,8 +331,8 @@ func (w *Writer) flushLocked() {
 // isJSONPayload says whether line goes under "msg" (kept byte for byte) or
 // "text". Only a whole, valid JSON object is a msg: anything else would
 // make the entry invalid JSON.
-func isJSONPayload(dir Direction, line []byte) bool {
-	if dir == Err || len(line) == 0 || line[0] != '{' || line[len(line)-1] != '}' {
+func isJSONPayload(dir protocol.Direction, line []byte) bool {
+	if dir == protocol.DirErr || len(line) == 0 || line[0] != '{' || line[len(line)-1] != '}' {
 		return false
 	}
 	return validObject(line)
@@ -420,8 +362,6 @@ func agentVersionOf(line []byte) string {
 	}
 	return ""
 }
-
-func jsonValid(b []byte) bool { return json.Valid(b) }
 
 // validObject reports whether b is exactly one JSON object: protocol.Scan,
 // spawn's one-pass validator (fuzzed against encoding/json), about three

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentjq/agentjq/protocol"
 )
 
 // fakeClock advances by step on every reading.
@@ -49,11 +51,11 @@ func TestWriterTimingSeqAndVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.Tap(In, []byte(`{"type":"user","message":{"role":"user","content":"hi"}}`))
-	w.Tap(Out, []byte(`{"type":"system","subtype":"init","claude_code_version":"9.9.9","cwd":"/x"}`))
-	w.Tap(Err, []byte("a warning, not JSON"))
-	w.Tap(Out, []byte(`not json {`))
-	w.Tap(Event, []byte(`{"type":"agentjq","subtype":"exit","code":0}`))
+	w.Tap(protocol.DirIn, []byte(`{"type":"user","message":{"role":"user","content":"hi"}}`))
+	w.Tap(protocol.DirOut, []byte(`{"type":"system","subtype":"init","claude_code_version":"9.9.9","cwd":"/x"}`))
+	w.Tap(protocol.DirErr, []byte("a warning, not JSON"))
+	w.Tap(protocol.DirOut, []byte(`not json {`))
+	w.Tap(protocol.DirEvent, []byte(`{"type":"agentjq","subtype":"exit","code":0}`))
 	w.SetAgentVersion("9.9.9") // already known: no second meta entry
 	if w.Err() != nil {
 		t.Fatal(w.Err())
@@ -63,7 +65,7 @@ func TestWriterTimingSeqAndVersion(t *testing.T) {
 			t.Errorf("write %d is not exactly one valid line: %q", i, c)
 		}
 	}
-	h, entries, err := ReadAll(bytes.NewReader(out.bytes()), nil)
+	h, entries, err := ReadAll(bytes.NewReader(out.bytes()), "test.rec", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,9 +73,9 @@ func TestWriterTimingSeqAndVersion(t *testing.T) {
 		t.Errorf("header %+v", h)
 	}
 	want := []struct {
-		dir Direction
+		dir protocol.Direction
 		ms  float64
-	}{{In, 250}, {Out, 500}, {Meta, 750}, {Err, 1000}, {Out, 1250}, {Event, 1500}}
+	}{{protocol.DirIn, 250}, {protocol.DirOut, 500}, {protocol.DirMeta, 750}, {protocol.DirErr, 1000}, {protocol.DirOut, 1250}, {protocol.DirEvent, 1500}}
 	if len(entries) != len(want) {
 		t.Fatalf("%d entries, want %d:\n%s", len(entries), len(want), out.bytes())
 	}
@@ -105,26 +107,26 @@ func TestWriterConcurrentTaps(t *testing.T) {
 		go func(g int) {
 			defer wg.Done()
 			for i := 0; i < 200; i++ {
-				w.Tap([]Direction{In, Out, Err, Event}[g], fmt.Appendf(nil, `{"g":%d,"i":%d}`, g, i))
+				w.Tap([]protocol.Direction{protocol.DirIn, protocol.DirOut, protocol.DirErr, protocol.DirEvent}[g], fmt.Appendf(nil, `{"g":%d,"i":%d}`, g, i))
 			}
 		}(g)
 	}
 	wg.Wait()
-	_, entries, err := ReadAll(bytes.NewReader(out.bytes()), nil)
+	_, entries, err := ReadAll(bytes.NewReader(out.bytes()), "test.rec", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(entries) != 800 {
 		t.Fatalf("%d entries", len(entries))
 	}
-	last := map[Direction]int{In: -1, Out: -1, Err: -1, Event: -1}
+	last := map[protocol.Direction]int{protocol.DirIn: -1, protocol.DirOut: -1, protocol.DirErr: -1, protocol.DirEvent: -1}
 	for i, e := range entries {
 		if e.Seq != int64(i+1) {
 			t.Fatalf("entry %d has seq %d", i, e.Seq)
 		}
 		var v struct{ G, I int }
 		payload := e.Msg
-		if e.Dir == Err {
+		if e.Dir == protocol.DirErr {
 			payload = []byte(e.Text)
 		}
 		if err := json.Unmarshal(payload, &v); err != nil {
@@ -147,7 +149,7 @@ func TestTruncatedAnywhere(t *testing.T) {
 	for cut := headerLen; cut < len(full); cut += 97 {
 		part := full[:cut]
 		var warned bool
-		_, entries, err := ReadAll(bytes.NewReader(part), func(error) { warned = true })
+		_, entries, err := ReadAll(bytes.NewReader(part), "test.rec", func(error) { warned = true })
 		if err != nil {
 			t.Fatalf("cut at %d: %v", cut, err)
 		}
@@ -182,8 +184,8 @@ func TestWriterKeepsFirstError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.Tap(Out, []byte(`{"a":1}`))
-	w.Tap(Out, []byte(`{"a":2}`))
+	w.Tap(protocol.DirOut, []byte(`{"a":1}`))
+	w.Tap(protocol.DirOut, []byte(`{"a":2}`))
 	if w.Err() != io.ErrClosedPipe {
 		t.Errorf("Err() = %v", w.Err())
 	}
@@ -194,7 +196,7 @@ func TestWriterKeepsFirstError(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 1000 {
-		w.Tap(Out, []byte(`{"a":`+strconv.Itoa(i)+`}`))
+		w.Tap(protocol.DirOut, []byte(`{"a":`+strconv.Itoa(i)+`}`))
 	}
 	if err := w.Close(); err != io.ErrClosedPipe || w.Err() != io.ErrClosedPipe {
 		t.Errorf("async: Close() = %v, Err() = %v", err, w.Err())

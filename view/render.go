@@ -26,8 +26,11 @@ type Renderer struct {
 	buf   bytes.Buffer
 	err   error
 
-	lineNo    int
-	recording bool
+	lineNo int
+	// broken counts the lines that could not be read (not JSON, a bad
+	// recording entry or header): Render then fails at the end.
+	broken int
+	first  string // the first of them, for Render's error
 
 	cwd  string
 	init string // the last init header shown
@@ -145,6 +148,15 @@ func (r *Renderer) text(depth int, s string, style func(a ...any) string) {
 	}
 }
 
+// brokenLine is badLine for a line that could not be read at all.
+func (r *Renderer) brokenLine(why string, line []byte) {
+	r.broken++
+	if r.first == "" {
+		r.first = fmt.Sprintf("line %d: %s", r.lineNo, why)
+	}
+	r.badLine(why, line)
+}
+
 func (r *Renderer) badLine(why string, line []byte) {
 	r.put(0, r.st.yellow.Sprint("⚠"), r.st.yellow.Sprintf("line %d: %s: %s", r.lineNo, why,
 		fit(oneLine(string(line)), r.budget(0, why, "line 000: : "))))
@@ -152,12 +164,7 @@ func (r *Renderer) badLine(why string, line []byte) {
 
 // --- recordings --------------------------------------------------------
 
-func (r *Renderer) header(line []byte) {
-	h, err := recording.ParseHeader(line)
-	if err != nil {
-		r.put(0, r.st.yellow.Sprint("⚠"), r.st.yellow.Sprint(err.Error()))
-		return
-	}
+func (r *Renderer) header(h recording.Header) {
 	parts := []string{"recording"}
 	if h.Agent != "" {
 		parts = append(parts, h.Agent+" "+h.AgentVersion)
@@ -182,13 +189,13 @@ func (r *Renderer) header(line []byte) {
 
 func (r *Renderer) entry(e recording.Entry) {
 	switch e.Dir {
-	case recording.Out, recording.Event:
+	case protocol.DirOut, protocol.DirEvent:
 		r.out(e.Msg)
-	case recording.In:
+	case protocol.DirIn:
 		r.in(e.Msg)
-	case recording.Err:
+	case protocol.DirErr:
 		r.put(0, r.st.yellow.Sprint("!"), r.st.yellow.Sprint("stderr  ")+fit(oneLine(e.Text), r.budget(0, "stderr  ")))
-	case recording.Meta:
+	case protocol.DirMeta:
 		// Facts for tools (agent_version); the header already told the person.
 	default:
 		r.put(0, r.st.dim.Sprint("·"), r.st.dim.Sprintf("%s entry", e.Dir))
@@ -332,11 +339,11 @@ func (r *Renderer) object(line []byte, ev *envelope) bool {
 		if json.Valid(trimmed) {
 			why = "not an object"
 		}
-		r.badLine(why, line)
+		r.brokenLine(why, line)
 		return false
 	}
 	if err := decode(line, ev); err != nil {
-		r.badLine("not JSON", line)
+		r.brokenLine("not JSON", line)
 		return false
 	}
 	return true

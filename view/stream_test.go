@@ -42,7 +42,7 @@ func recordingOf(t testing.TB, scenario string) []byte {
 	buf = append(buf, `{"agentjq_recording":1,"agent":"claude","agent_version":"2.1.328","agentjq_version":"test","argv":["claude","--input-format","stream-json","--output-format","stream-json","--verbose"],"cwd":"/home/user/project","started":"2026-11-30T10:30:00Z","redacted":false}`...)
 	buf = append(buf, '\n')
 	seq := int64(0)
-	add := func(dir recording.Direction, msg []byte) {
+	add := func(dir protocol.Direction, msg []byte) {
 		seq++
 		buf = recording.AppendEntry(buf, recording.Entry{Seq: seq, MS: float64(seq), Dir: dir, Msg: msg})
 		buf = append(buf, '\n')
@@ -60,7 +60,7 @@ func recordingOf(t testing.TB, scenario string) []byte {
 				continue
 			}
 			used[i] = true
-			add(recording.In, l)
+			add(protocol.DirIn, l)
 			if typ == protocol.TypeUser {
 				return
 			}
@@ -73,17 +73,17 @@ func recordingOf(t testing.TB, scenario string) []byte {
 			for i, x := range in { // the client's request comes first
 				if xt, xid := requestID(x); !used[i] && xt == protocol.TypeControlRequest && xid == id {
 					used[i] = true
-					add(recording.In, x)
+					add(protocol.DirIn, x)
 				}
 			}
 		}
-		add(recording.Out, l)
+		add(protocol.DirOut, l)
 		switch typ {
 		case protocol.TypeControlRequest:
 			for i, x := range in {
 				if xt, xid := requestID(x); !used[i] && xt == protocol.TypeControlResp && xid == id {
 					used[i] = true
-					add(recording.In, x)
+					add(protocol.DirIn, x)
 				}
 			}
 		case protocol.TypeResult:
@@ -257,13 +257,20 @@ func TestSubagentNesting(t *testing.T) {
 	}
 }
 
-// Odd lines are shown, never fatal; control characters from the model never
-// reach the terminal.
+// Odd lines are shown and the rest of the stream too; lines that are not
+// JSON make Render fail at the end (filter --view exits non-zero); control
+// characters from the model never reach the terminal.
 func TestOddLines(t *testing.T) {
 	in := "not json at all\n\n[1,2]\n{\"no\":\"type\"}\n{\"type\":\"rate_limit_event\",\"x\":1}\n{\"type\":\"keep_alive\"}\n" +
 		`{"type":"assistant","message":{"id":"m","content":[{"type":"text","text":"evil \u001b[31mred\u0007 text"}]},"parent_tool_use_id":null}` + "\n" +
 		`{"type":"result","subtype":"success","is_error":false,"num_turns":"oops","duration_ms":61500,"total_cost_usd":1.5}` + "\n"
-	got := render(t, []byte(in), Options{Width: 60})
+	var out bytes.Buffer
+	err := Render(context.Background(), strings.NewReader(in), "odd.ndjson", &out, Options{Width: 60})
+	var bad *BadInput
+	if !errors.As(err, &bad) || bad.Lines != 2 || bad.Name != "odd.ndjson" {
+		t.Errorf("err = %v, want the two lines that are not JSON", err)
+	}
+	got := out.String()
 	want := `⚠ line 1: not JSON: not json at all
 ⚠ line 3: not an object: [1,2]
 ⚠ line 4: no type: {"no":"type"}
@@ -297,7 +304,7 @@ func TestRenderStopsOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var out bytes.Buffer
-	err := Render(ctx, strings.NewReader(`{"type":"keep_alive"}`+"\n"), &out, Options{})
+	err := Render(ctx, strings.NewReader(`{"type":"keep_alive"}`+"\n"), "test", &out, Options{})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("got %v, want context.Canceled", err)
 	}
@@ -309,7 +316,7 @@ func (failWriter) Write([]byte) (int, error) { return 0, errors.New("closed pipe
 
 func TestRenderReportsWriteErrors(t *testing.T) {
 	b, _ := fixtures.Capture("hello", "out")
-	err := Render(context.Background(), bytes.NewReader(b), failWriter{}, Options{})
+	err := Render(context.Background(), bytes.NewReader(b), "test", failWriter{}, Options{})
 	if err == nil || !strings.Contains(err.Error(), "closed pipe") {
 		t.Errorf("got %v, want the write error", err)
 	}
@@ -333,7 +340,8 @@ func FuzzRender(f *testing.F) {
 	f.Add(recordingOf(f, "write-deny"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var out bytes.Buffer
-		if err := Render(context.Background(), bytes.NewReader(in), &out, Options{Width: 50}); err != nil {
+		var bad *BadInput
+		if err := Render(context.Background(), bytes.NewReader(in), "test", &out, Options{Width: 50}); err != nil && !errors.As(err, &bad) {
 			t.Fatal(err)
 		}
 		if bytes.ContainsRune(out.Bytes(), 0x1b) {

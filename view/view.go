@@ -16,10 +16,10 @@
 package view
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/agentjq/agentjq/recording"
@@ -38,37 +38,76 @@ type Options struct {
 // DefaultWidth is the width used when Options.Width is 0.
 const DefaultWidth = 100
 
-// Render reads NDJSON events (or a recording) from r and writes the view
-// to w, one event at a time, so that it works on a live session.
-func Render(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
+// Render reads NDJSON events (or a recording) from r, named name, and
+// writes the view to w, one event at a time, so that it works on a live
+// session. Lines that cannot be read (not JSON, a bad recording entry, a
+// recording header of an unknown version) are shown as warnings where
+// they stand, and then make Render fail with a *BadInput, after the
+// whole stream is shown.
+func Render(ctx context.Context, r io.Reader, name string, w io.Writer, opts Options) error {
 	rn := New(w, opts)
-	br := bufio.NewReaderSize(r, 64*1024)
+	lines := recording.NewLines(r, name)
+	lines.Warn = func(err error) {
+		rn.put(0, rn.st.yellow.Sprint("⚠"), rn.st.yellow.Sprint(err.Error()))
+	}
+	shown := false
 	for {
 		if err := ctx.Err(); err != nil {
 			_ = rn.Close()
 			return err
 		}
-		line, rerr := br.ReadBytes('\n')
-		if len(line) > 0 {
-			if err := rn.Event(line); err != nil {
-				return err
-			}
-		}
-		if errors.Is(rerr, io.EOF) {
+		ln, err := lines.Next()
+		if errors.Is(err, io.EOF) {
 			break
 		}
-		if rerr != nil {
+		var bad *recording.LineError
+		if err != nil && !errors.As(err, &bad) {
 			_ = rn.Close()
-			return rerr
+			return err
+		}
+		if h, ok := lines.Recording(); ok && !shown {
+			shown = true
+			rn.header(h)
+		}
+		switch {
+		case bad != nil:
+			rn.lineNo = bad.Line
+			rn.brokenLine(bad.Err.Error(), ln.Text)
+		case ln.Dir != "":
+			rn.lineNo = ln.Num
+			rn.entry(ln.Entry)
+		case len(bytes.TrimSpace(ln.Text)) > 0:
+			rn.lineNo = ln.Num
+			rn.out(ln.Text)
+		}
+		if err := rn.flush(); err != nil {
+			return err
 		}
 	}
-	return rn.Close()
+	if err := rn.Close(); err != nil {
+		return err
+	}
+	if rn.broken > 0 {
+		return &BadInput{Name: name, Lines: rn.broken, First: rn.first}
+	}
+	return nil
 }
 
-// Event renders one line of the stream. The first line decides whether
-// the stream is a recording (recording.IsHeader); a recording's entries
-// are then shown by direction. Lines that are not JSON are shown as
-// warnings; Event fails only when writing fails.
+// BadInput says that lines of the stream could not be read (they were
+// shown as warnings).
+type BadInput struct {
+	Name  string
+	Lines int
+	First string
+}
+
+func (e *BadInput) Error() string {
+	return fmt.Sprintf("%s: %d line(s) could not be read (the first: %s)", e.Name, e.Lines, e.First)
+}
+
+// Event renders one line of an event stream (not of a recording: Render
+// reads those). Lines that are not JSON are shown as warnings; Event
+// fails only when writing fails.
 func (r *Renderer) Event(line []byte) error {
 	if r.err != nil {
 		return r.err
@@ -78,31 +117,7 @@ func (r *Renderer) Event(line []byte) error {
 	if len(bytes.TrimSpace(line)) == 0 {
 		return nil
 	}
-	switch {
-	case r.lineNo == 1 && recording.IsHeader(line):
-		r.recording = true
-		r.header(line)
-	case r.recording:
-		e, err := recording.ParseEntry(line)
-		if err != nil {
-			r.badLine(err.Error(), line)
-			break
-		}
-		r.entry(e)
-	default:
-		r.out(line)
-	}
-	return r.flush()
-}
-
-// Recorded renders one entry of a recording, for callers that read the
-// recording themselves.
-func (r *Renderer) Recorded(e recording.Entry) error {
-	if r.err != nil {
-		return r.err
-	}
-	r.lineNo++
-	r.entry(e)
+	r.out(line)
 	return r.flush()
 }
 

@@ -18,7 +18,7 @@ var update = os.Getenv("AGENTJQ_UPDATE") == "1"
 func render(t testing.TB, in []byte, opts Options) string {
 	t.Helper()
 	var out bytes.Buffer
-	if err := Render(context.Background(), bytes.NewReader(in), &out, opts); err != nil {
+	if err := Render(context.Background(), bytes.NewReader(in), "test", &out, opts); err != nil {
 		t.Fatal(err)
 	}
 	return out.String()
@@ -99,7 +99,7 @@ func BenchmarkRenderCaptures(b *testing.B) {
 	}
 	b.SetBytes(int64(len(all)))
 	for b.Loop() {
-		if err := Render(context.Background(), bytes.NewReader(all), io.Discard, Options{}); err != nil {
+		if err := Render(context.Background(), bytes.NewReader(all), "test", io.Discard, Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -221,18 +221,17 @@ func seeAlso(p *roff.Page, self string) {
 
 // environment documents every variable agentjq reads or sets.
 var environment = map[string]string{
-	"AGENTJQ_AGENT_BIN":    "The agent binary when --bin is not given (else the profile's name on PATH).",
-	"AGENTJQ_GRACE":        "How long each stage of a staged shutdown (interrupt, close stdin, terminate, kill) waits for the agent before the next, as a Go duration (default 5s).",
-	"NO_COLOR":             "When set, no colour on stdout or stderr unless a --color flag asks for it.",
-	"TERM":                 "TERM=dumb turns colour off like NO_COLOR.",
-	"MANPAGER":             "agentjq man: the pager for a page shown on a terminal, then PAGER, then man(1)'s own choice or less.",
-	"HOME":                 "Expands ~/ in path rules of rules files.",
-	"PATH":                 "Where the agent binary is looked up.",
-	"AGENTJQ_TOOL":         "Set for a --mcp-tool command: the tool's name.",
-	"AGENTJQ_TOOL_USE_ID":  "Set for a --mcp-tool command: the call's tool_use_id.",
-	"AGENTJQ_ARG_NAME":     "Set for a --mcp-tool command: each scalar argument of the call, its name upper-cased and every character but an ASCII letter or digit replaced by _; a call whose argument names map to the same variable (file and FILE) is refused, and so is a --mcp-tool-schema whose properties do. The values come from the model: quote them in the command (\"$AGENTJQ_ARG_CITY\").",
-	"AGENTJQ_HOOK_EVENT":   "Set for a --hook command: the hook event (PreToolUse, ...); CLAUDE_PROJECT_DIR is the agent's directory.",
-	"AGENTJQ_NO_DIRECT_IO": "On Linux a recording's large batches may be written with O_DIRECT, past the page cache, when that measures faster; when set, everything goes through the page cache. The file is the same either way.",
+	"AGENTJQ_AGENT_BIN":   "The agent binary when --bin is not given (else the profile's name on PATH).",
+	"AGENTJQ_GRACE":       "How long each stage of a staged shutdown (interrupt, close stdin, terminate, kill) waits for the agent before the next, as a Go duration (default 5s).",
+	"NO_COLOR":            "When set, no colour on stdout or stderr unless a --color flag asks for it.",
+	"TERM":                "TERM=dumb turns colour off like NO_COLOR.",
+	"MANPAGER":            "agentjq man: the pager for a page shown on a terminal, then PAGER, then man(1)'s own choice or less.",
+	"HOME":                "Expands ~/ in path rules of rules files.",
+	"PATH":                "Where the agent binary is looked up.",
+	"AGENTJQ_TOOL":        "Set for a --mcp-tool command: the tool's name.",
+	"AGENTJQ_TOOL_USE_ID": "Set for a --mcp-tool command: the call's tool_use_id.",
+	"AGENTJQ_ARG_NAME":    "Set for a --mcp-tool command: each scalar argument of the call, its name upper-cased and every character but an ASCII letter or digit replaced by _; a call whose argument names map to the same variable (file and FILE) is refused, and so is a --mcp-tool-schema whose properties do. The values come from the model: quote them in the command (\"$AGENTJQ_ARG_CITY\").",
+	"AGENTJQ_HOOK_EVENT":  "Set for a --hook command: the hook event (PreToolUse, ...); CLAUDE_PROJECT_DIR is the agent's directory.",
 }
 
 func envItems(p *roff.Page, names ...string) {
@@ -242,8 +241,8 @@ func envItems(p *roff.Page, names ...string) {
 }
 
 var pageEnv = map[string][]string{
-	"spawn":   {"AGENTJQ_AGENT_BIN", "AGENTJQ_GRACE", "AGENTJQ_NO_DIRECT_IO", "PATH", "HOME", "AGENTJQ_TOOL", "AGENTJQ_TOOL_USE_ID", "AGENTJQ_ARG_NAME", "AGENTJQ_HOOK_EVENT"},
-	"record":  {"AGENTJQ_AGENT_BIN", "AGENTJQ_GRACE", "AGENTJQ_NO_DIRECT_IO", "PATH", "HOME"},
+	"spawn":   {"AGENTJQ_AGENT_BIN", "AGENTJQ_GRACE", "PATH", "HOME", "AGENTJQ_TOOL", "AGENTJQ_TOOL_USE_ID", "AGENTJQ_ARG_NAME", "AGENTJQ_HOOK_EVENT"},
+	"record":  {"AGENTJQ_AGENT_BIN", "AGENTJQ_GRACE", "PATH", "HOME"},
 	"replay":  {"AGENTJQ_AGENT_BIN"},
 	"approve": {"HOME"},
 	"filter":  {"NO_COLOR", "TERM"},

@@ -1,4 +1,4 @@
-package recording
+package replay
 
 import (
 	"bufio"
@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/recording"
+	"github.com/agentjq/agentjq/redact"
 )
 
 // AgentOptions configure AsAgent.
@@ -77,11 +79,11 @@ func clip(b []byte) string {
 
 // agentState is one as-agent session.
 type agentState struct {
-	entries   []Entry
+	entries   []recording.Entry
 	satisfied []bool
 	kinds     []inbound // decoded inbound entries, by index
 	idMap     map[string]string
-	red       *Redactor
+	red       *redact.Redactor
 	lines     <-chan []byte
 	readErr   <-chan error
 	eof       bool
@@ -102,7 +104,7 @@ type inbound struct {
 //
 // The goroutine reading stdin ends when stdin does; close it after
 // AsAgent returns.
-func AsAgent(ctx context.Context, h Header, entries []Entry, stdin io.Reader, stdout io.Writer, opts AgentOptions) error {
+func AsAgent(ctx context.Context, h recording.Header, entries []recording.Entry, stdin io.Reader, stdout io.Writer, opts AgentOptions) error {
 	if opts.Wait <= 0 {
 		opts.Wait = 30 * time.Second
 	}
@@ -110,14 +112,14 @@ func AsAgent(ctx context.Context, h Header, entries []Entry, stdin io.Reader, st
 	po.defaults()
 	s := &agentState{entries: entries, satisfied: make([]bool, len(entries)), kinds: make([]inbound, len(entries)), idMap: map[string]string{}, wait: opts.Wait}
 	if h.Redact != nil {
-		red, err := NewRedactor(*h.Redact, opts.LookupEnv)
+		red, err := redact.NewRedactor(*h.Redact, opts.LookupEnv)
 		if err != nil {
 			return fmt.Errorf("the recording's redactions: %w", err)
 		}
 		s.red = red
 	}
 	for i, e := range entries {
-		if e.Dir == In {
+		if e.Dir == protocol.DirIn {
 			s.kinds[i] = decodeInbound(e.Msg)
 		}
 	}
@@ -153,7 +155,7 @@ func AsAgent(ctx context.Context, h Header, entries []Entry, stdin io.Reader, st
 	exitCode := -1
 	for i, e := range entries {
 		switch e.Dir {
-		case Out:
+		case protocol.DirOut:
 			if d := p.wait(po.Now(), e.MS); d > 0 {
 				if err := po.Sleep(ctx, d); err != nil {
 					return err
@@ -162,15 +164,15 @@ func AsAgent(ctx context.Context, h Header, entries []Entry, stdin io.Reader, st
 			if err := em.writeLine(ctx, e, s.rewrite(e.Msg)); err != nil {
 				return err
 			}
-		case Err:
+		case protocol.DirErr:
 			if opts.Stderr != nil {
 				fmt.Fprintln(opts.Stderr, e.Text)
 			}
-		case Event:
+		case protocol.DirEvent:
 			if c, ok := exitEventCode(e.Msg); ok {
 				exitCode = c
 			}
-		case In:
+		case protocol.DirIn:
 			for !s.satisfied[i] {
 				if err := s.next(ctx, i); err != nil {
 					return err
@@ -239,7 +241,7 @@ func (s *agentState) drain(ctx context.Context) error {
 // match pairs a client line with a pending recorded inbound line.
 func (s *agentState) match(got []byte, waiting int) error {
 	if s.red != nil {
-		got = s.red.Line(In, got)
+		got = s.red.Line(protocol.DirIn, got)
 	}
 	env, err := protocol.DecodeEnvelope(got)
 	var wantSeq int64
@@ -257,14 +259,14 @@ func (s *agentState) match(got []byte, waiting int) error {
 		idx = s.find(func(k inbound) bool { return k.typ == env.Type && k.responseID == in.responseID })
 		if idx < 0 {
 			for i, k := range s.kinds {
-				if s.entries[i].Dir == In && k.typ == env.Type && k.responseID == in.responseID {
+				if s.entries[i].Dir == protocol.DirIn && k.typ == env.Type && k.responseID == in.responseID {
 					return &MismatchError{Seq: s.entries[i].Seq, Reason: fmt.Sprintf("a second control_response for request_id %q", in.responseID), Want: s.entries[i].Msg, Got: got}
 				}
 			}
 			return &MismatchError{Seq: wantSeq, Reason: fmt.Sprintf("a control_response for request_id %q, which the recording never answered (was it the id it was given?)", in.responseID), Want: wantMsg, Got: got}
 		}
 		want := s.entries[idx].Msg
-		if wd, gd := decisionOf(want), decisionOf(got); !MatchRedacted(wd, gd) {
+		if wd, gd := decisionOf(want), decisionOf(got); !redact.MatchRedacted(wd, gd) {
 			return &MismatchError{Seq: s.entries[idx].Seq, Reason: fmt.Sprintf("the control_response for %q decides %s, the recording %s", in.responseID, gd, wd), Want: want, Got: got}
 		}
 	case protocol.TypeControlRequest:
@@ -279,7 +281,7 @@ func (s *agentState) match(got []byte, waiting int) error {
 			return &MismatchError{Seq: wantSeq, Reason: "an unexpected user turn: the recording has no more", Want: wantMsg, Got: got}
 		}
 		want := s.entries[idx].Msg
-		if wt, gt := userText(want), userText(got); !MatchRedacted(wt, gt) {
+		if wt, gt := userText(want), userText(got); !redact.MatchRedacted(wt, gt) {
 			return &MismatchError{Seq: s.entries[idx].Seq, Reason: fmt.Sprintf("the user turn says %q, the recording %q", clip([]byte(gt)), clip([]byte(wt))), Want: want, Got: got}
 		}
 	default:
@@ -295,7 +297,7 @@ func (s *agentState) match(got []byte, waiting int) error {
 // find returns the first unsatisfied inbound entry accepted by ok.
 func (s *agentState) find(ok func(inbound) bool) int {
 	for i, e := range s.entries {
-		if e.Dir == In && !s.satisfied[i] && ok(s.kinds[i]) {
+		if e.Dir == protocol.DirIn && !s.satisfied[i] && ok(s.kinds[i]) {
 			return i
 		}
 	}

@@ -1,10 +1,12 @@
-package recording
+package replay
 
 import (
 	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/agentjq/agentjq/redact"
 )
 
 // JSONDiff lists the leaves that differ between two JSON documents, one
@@ -37,7 +39,7 @@ func JSONDiff(a, b []byte) string {
 	for _, k := range sorted {
 		x, inA := fa[k]
 		y, inB := fb[k]
-		if inA && inB && MatchRedacted(x, y) {
+		if inA && inB && redact.MatchRedacted(x, y) {
 			continue
 		}
 		if inA {

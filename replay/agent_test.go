@@ -1,4 +1,4 @@
-package recording
+package replay
 
 import (
 	"bufio"
@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/recording"
+	"github.com/agentjq/agentjq/redact"
 )
 
 // scriptClient is a Go client of the agent, scripted by a capture's in
@@ -156,7 +158,7 @@ type agentRun struct {
 
 func runAsAgent(t *testing.T, rec []byte, client *scriptClient, opts AgentOptions) agentRun {
 	t.Helper()
-	h, entries, err := ReadAll(bytes.NewReader(rec), nil)
+	h, entries, err := recording.ReadAll(bytes.NewReader(rec), "test.rec", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,17 +317,17 @@ func TestAsAgentRedactedRecordingMatches(t *testing.T) {
 	envTok := "env-secret-value-1234"
 	c, _ := captureBytes(t, "write-allow")
 	in := bytes.Replace(c.in, []byte("please WRITE banana"), []byte("please WRITE banana with "+secret+" and "+envTok), 1)
-	red, err := NewRedactor(RedactSpec{Builtin: true, Env: []string{"TOK"}}, func(k string) (string, bool) { return envTok, k == "TOK" })
+	red, err := redact.NewRedactor(redact.RedactSpec{Builtin: true, Env: []string{"TOK"}}, func(k string) (string, bool) { return envTok, k == "TOK" })
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Record the session through a redacting writer.
-	plain := FromCapture(in, c.out, Header{})
-	_, entries, _ := ReadAll(bytes.NewReader(plain), nil)
+	plain := recording.FromCapture(in, c.out, recording.Header{})
+	_, entries, _ := recording.ReadAll(bytes.NewReader(plain), "test.rec", nil)
 	var buf bytes.Buffer
-	w, _ := NewWriter(&buf, Header{}, WriterOptions{Redactor: red})
+	w, _ := recording.NewWriter(&buf, recording.Header{}, recording.WriterOptions{Redactor: red})
 	for _, e := range entries {
-		if e.Dir != Meta {
+		if e.Dir != protocol.DirMeta {
 			w.Tap(e.Dir, e.Msg)
 		}
 	}
@@ -344,11 +346,11 @@ func TestAsAgentRedactedRecordingMatches(t *testing.T) {
 
 func TestAsAgentExitCodeAndStderr(t *testing.T) {
 	var buf bytes.Buffer
-	w, _ := NewWriter(&buf, Header{}, WriterOptions{})
-	w.Tap(In, []byte(`{"type":"user","message":{"role":"user","content":"hi"}}`))
-	w.Tap(Err, []byte(`warning: something`))
-	w.Tap(Out, []byte(`{"type":"result","subtype":"error_max_turns","is_error":true}`))
-	w.Tap(Event, []byte(`{"type":"agentjq","subtype":"exit","code":1,"outcome":"error","agent_exit":1}`))
+	w, _ := recording.NewWriter(&buf, recording.Header{}, recording.WriterOptions{})
+	w.Tap(protocol.DirIn, []byte(`{"type":"user","message":{"role":"user","content":"hi"}}`))
+	w.Tap(protocol.DirErr, []byte(`warning: something`))
+	w.Tap(protocol.DirOut, []byte(`{"type":"result","subtype":"error_max_turns","is_error":true}`))
+	w.Tap(protocol.DirEvent, []byte(`{"type":"agentjq","subtype":"exit","code":1,"outcome":"error","agent_exit":1}`))
 	var stderr bytes.Buffer
 	client := &scriptClient{turns: [][]byte{[]byte(`{"type":"user","message":{"role":"user","content":"hi"}}`)}, answers: map[string][]byte{}}
 	r := runAsAgent(t, buf.Bytes(), client, AgentOptions{Stderr: &stderr})

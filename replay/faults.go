@@ -1,10 +1,14 @@
-package recording
+package replay
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/recording"
 )
 
 // FaultKind is one way replay misbehaves on purpose, to test clients.
@@ -104,7 +108,7 @@ func parseSize(s string) (int, error) {
 }
 
 // faultsFor returns the faults that apply to the agent line e.
-func faultsFor(faults []Fault, e Entry) []*Fault {
+func faultsFor(faults []Fault, e recording.Entry) []*Fault {
 	var hit []*Fault
 	var kind, typ string
 	for i := range faults {
@@ -141,3 +145,26 @@ func (e *ExitError) Error() string { return e.Reason }
 
 // ExitCode is the status the process exits with.
 func (e *ExitError) ExitCode() int { return e.Code }
+
+// kindOf names a line for messages and matching: type, plus subtype or
+// the control request's subtype.
+func kindOf(line []byte) string {
+	env, err := protocol.DecodeEnvelope(line)
+	if err != nil {
+		return "non-JSON"
+	}
+	switch env.Type {
+	case protocol.TypeControlRequest:
+		return env.Type + "/" + env.ControlSubtype()
+	case protocol.TypeControlResp:
+		var r struct {
+			Subtype string `json:"subtype"`
+		}
+		_ = json.Unmarshal(env.Response, &r)
+		return env.Type + "/" + r.Subtype
+	}
+	if env.Subtype != "" {
+		return env.Type + "/" + env.Subtype
+	}
+	return env.Type
+}

@@ -1,4 +1,4 @@
-package recording
+package redact
 
 import (
 	"bytes"
@@ -19,9 +19,22 @@ type hintSet struct {
 	at      [256][]anchoredHint
 	// always has the patterns without hints: they must always be tried.
 	always uint64
-	// byFilter lists, for each of suspectFilters, the hints it fires in
-	// whatever their case, and where.
-	byFilter [][]filterHint
+	// near[c] holds the bytes that may stand just before and just after
+	// the anchor c in a hint anchored on it: most occurrences of a common
+	// anchor byte fail one of these two lookups, before any hint is
+	// compared.
+	near [256]*neighbours
+}
+
+// neighbours: prev[x] (next[x]) says byte x may stand before (after) an
+// anchor.
+type neighbours struct{ prev, next [256]bool }
+
+// around reports whether the bytes around b[pos] may be those of a hint
+// anchored there. Past either end of b anything goes (the hint's own
+// comparison judges).
+func (n *neighbours) around(b []byte, pos int) bool {
+	return (pos == 0 || n.prev[b[pos-1]]) && (pos+1 == len(b) || n.next[b[pos+1]])
 }
 
 type anchoredHint struct {
@@ -51,19 +64,13 @@ func (ah *anchoredHint) at(b []byte, start int, raw bool) bool {
 	return end < len(b) && strings.IndexByte(ah.next, b[end]) >= 0 && !(raw && b[end] == '"')
 }
 
-// filterHint: filter fires at hint[j].
-type filterHint struct {
-	ah anchoredHint
-	j  int
-}
-
 // anchorRank lists letters, '-' and '_' from rarest to commonest in the
 // real CLI's output (the captures' byte counts). A folded hint is ranked
 // by its lower-case letter, the commoner case.
 const anchorRank = "JVQXGYKZNzBFDOLUjHAWMPRISECqxTwvybkghf-mp_dclurinaoste"
 
 func newHintSet(patterns []pattern) *hintSet {
-	h := &hintSet{byFilter: make([][]filterHint, len(suspectFilters))}
+	h := &hintSet{}
 	for i, p := range patterns {
 		bit := uint64(1) << uint(i%64)
 		if p.hints == nil || i >= 64 {
@@ -89,13 +96,6 @@ func newHintSet(patterns []pattern) *hintSet {
 			}
 			c := x[off]
 			ah := anchoredHint{hint: x, off: off, fold: fold, next: p.next, pattern: bit}
-			for j := range x {
-				for fi, f := range suspectFilters {
-					if firesInAnyCase(f, x, j, fold) {
-						h.byFilter[fi] = append(h.byFilter[fi], filterHint{ah, j})
-					}
-				}
-			}
 			h.add(c, ah)
 			if fold {
 				if u := upper(c); u != c {
@@ -110,9 +110,39 @@ func newHintSet(patterns []pattern) *hintSet {
 func (h *hintSet) add(c byte, ah anchoredHint) {
 	if len(h.at[c]) == 0 {
 		h.anchors = append(h.anchors, c)
+		h.near[c] = &neighbours{}
 	}
 	h.at[c] = append(h.at[c], ah)
+	n := h.near[c]
+	allow := func(set *[256]bool, x byte) {
+		set[x] = true
+		if ah.fold {
+			set[lower(x)], set[upper(x)] = true, true
+		}
+	}
+	if ah.off == 0 {
+		n.prev = allBytes
+	} else {
+		allow(&n.prev, ah.hint[ah.off-1])
+	}
+	if ah.off+1 == len(ah.hint) {
+		if ah.next == "" {
+			n.next = allBytes
+		}
+		for i := 0; i < len(ah.next); i++ {
+			n.next[ah.next[i]] = true
+		}
+	} else {
+		allow(&n.next, ah.hint[ah.off+1])
+	}
 }
+
+var allBytes = func() (all [256]bool) {
+	for i := range all {
+		all[i] = true
+	}
+	return all
+}()
 
 func lower(c byte) byte {
 	if c >= 'A' && c <= 'Z' {
@@ -141,7 +171,7 @@ func (h *hintSet) matchOnly(b []byte, only uint64) uint64 { return h.matchIn(b, 
 func (h *hintSet) matchIn(b []byte, only uint64, raw bool) uint64 {
 	found := h.always
 	for _, c := range h.anchors {
-		hints := h.at[c]
+		hints, near := h.at[c], h.near[c]
 		var want uint64
 		for _, ah := range hints {
 			want |= ah.pattern
@@ -156,6 +186,10 @@ func (h *hintSet) matchIn(b []byte, only uint64, raw bool) uint64 {
 				break
 			}
 			pos := i + j
+			i = pos + 1
+			if !near.around(b, pos) {
+				continue
+			}
 			for _, ah := range hints {
 				if found&ah.pattern != 0 || only&ah.pattern == 0 {
 					continue
@@ -167,7 +201,6 @@ func (h *hintSet) matchIn(b []byte, only uint64, raw bool) uint64 {
 			if found&want == want {
 				break
 			}
-			i = pos + 1
 		}
 	}
 	return found
@@ -205,14 +238,55 @@ func (h *hintSet) occurrences(b []byte) []hintOccurrence {
 				break
 			}
 			pos := i + j
+			i = pos + 1
+			if !h.near[c].around(b, pos) {
+				continue
+			}
 			for _, ah := range h.at[c] {
 				if start := pos - ah.off; ah.at(b, start, true) {
 					occ = append(occ, hintOccurrence{start, start + len(ah.hint), ah.pattern})
 				}
 			}
-			i = pos + 1
 		}
 	}
 	sort.Slice(occ, func(i, j int) bool { return occ[i].pos < occ[j].pos })
 	return occ
+}
+
+// literalAnchor is the offset of the byte of v to search for: '@' when v
+// has one (an email), else its rarest letter by anchorRank, else its
+// first byte.
+func literalAnchor(v []byte) int {
+	if i := bytes.IndexByte(v, '@'); i >= 0 {
+		return i
+	}
+	best, off := len(anchorRank), 0
+	for i, c := range v {
+		if r := strings.IndexByte(anchorRank, c); r >= 0 && r < best {
+			best, off = r, i
+		}
+	}
+	return off
+}
+
+// indexAnchored is bytes.Index(b, needle), searching with IndexByte for
+// needle[k] (choose a byte rare in b) and comparing around each hit: a
+// common first byte such as '"' makes bytes.Index stop everywhere.
+func indexAnchored(b, needle []byte, k int) int {
+	c := needle[k]
+	for i := k; i < len(b); {
+		j := bytes.IndexByte(b[i:], c)
+		if j < 0 {
+			return -1
+		}
+		start := i + j - k
+		if start+len(needle) > len(b) {
+			return -1
+		}
+		if bytes.Equal(b[start:start+len(needle)], needle) {
+			return start
+		}
+		i += j + 1
+	}
+	return -1
 }

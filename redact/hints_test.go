@@ -1,11 +1,12 @@
-package recording
+package redact
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"strings"
-	"sync"
 	"testing"
-	"time"
+
+	"github.com/agentjq/agentjq/protocol"
 )
 
 // slowRedactor is r with the hint pre-filters off: every pattern is tried
@@ -40,7 +41,7 @@ func TestHintsAgreeWithPatterns(t *testing.T) {
 	}
 	slow := slowRedactor(r)
 	for _, s := range hintSeeds {
-		got, want := r.Line(Out, []byte(s)), slow.Line(Out, []byte(s))
+		got, want := r.Line(protocol.DirOut, []byte(s)), slow.Line(protocol.DirOut, []byte(s))
 		if !bytes.Equal(got, want) {
 			t.Errorf("%s\n fast %s\n slow %s", s, got, want)
 		}
@@ -58,73 +59,11 @@ func FuzzHintsAgreeWithPatterns(f *testing.F) {
 	r.AddLiteral("someone@example.com", "email")
 	slow := slowRedactor(r)
 	f.Fuzz(func(t *testing.T, s string) {
-		got, want := r.Line(Out, []byte(s)), slow.Line(Out, []byte(s))
+		got, want := r.Line(protocol.DirOut, []byte(s)), slow.Line(protocol.DirOut, []byte(s))
 		if !bytes.Equal(got, want) {
 			t.Fatalf("%q\n fast %q\n slow %q", s, got, want)
 		}
 	})
-}
-
-// TestAsyncWriterMatchesSync: the same taps give the same file, whole
-// lines only, once Close returns; a small limit makes Tap wait.
-func TestAsyncWriterMatchesSync(t *testing.T) {
-	c, _ := captureBytes(t, "chain")
-	lines := splitLines(c.out)
-	lines = append(lines, bytes.Repeat([]byte("x"), 3<<10)) // longer than the limit
-	// A fixed clock: the async writer stamps a meta entry with its line's
-	// time, the sync one reads the clock again.
-	clock := func() func() time.Time { return func() time.Time { return time.Unix(100, 0) } }
-	run := func(async, validOut bool) []byte {
-		var buf lockedBuffer
-		red, _ := NewRedactor(RedactSpec{Builtin: true}, nil)
-		w, err := NewWriter(&buf, Header{Agent: "claude"}, WriterOptions{Now: clock(), Redactor: red, Async: async, AsyncLimit: 1 << 10, ValidOut: validOut})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, l := range lines {
-			dir := Out
-			if i%5 == 4 || l[0] != '{' {
-				dir = Err // ValidOut: Out lines are objects
-			}
-			w.Tap(dir, l)
-		}
-		w.SetAgentVersion("7.7.7")
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		w.Tap(Out, []byte(`{"after":"close"}`)) // dropped, not a panic
-		return buf.Bytes()
-	}
-	sync, async := run(false, false), run(true, false)
-	if !bytes.Equal(sync, async) {
-		t.Fatalf("async recording differs from sync:\n%s\n---\n%s", sync, async)
-	}
-	if trusted := run(true, true); !bytes.Equal(trusted, sync) {
-		t.Fatalf("ValidOut changed the recording:\n%s\n---\n%s", sync, trusted)
-	}
-	if n := bytes.Count(async, []byte("\n")); n != len(lines)+3 { // header, meta from init, SetAgentVersion
-		t.Errorf("%d lines", n)
-	}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(p) == 0 || p[len(p)-1] != '\n' {
-		panic("a write that does not end a line")
-	}
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) Bytes() []byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]byte(nil), l.b.Bytes()...)
 }
 
 // TestAccountLearntWhereverTheTypeIs: the cheap type gate skips only lines
@@ -135,14 +74,14 @@ func TestAccountLearntWhereverTheTypeIs(t *testing.T) {
 		`{"response":{"subtype":"success","request_id":"1","response":{"account":{"email":"ann@example.com"}}},"type":"control_response"}`,
 	} {
 		r, _ := NewRedactor(RedactSpec{Builtin: true}, nil)
-		r.Line(Out, []byte(line))
-		if got := r.Line(Out, []byte(`{"type":"assistant","text":"mail ann@example.com"}`)); bytes.Contains(got, []byte("ann@")) {
+		r.Line(protocol.DirOut, []byte(line))
+		if got := r.Line(protocol.DirOut, []byte(`{"type":"assistant","text":"mail ann@example.com"}`)); bytes.Contains(got, []byte("ann@")) {
 			t.Errorf("after %s the email survived: %s", line, got)
 		}
 	}
 	r, _ := NewRedactor(RedactSpec{Builtin: true}, nil)
-	r.Line(Out, []byte(`{"type":"assistant","account":{"email":"bob@example.com"}}`))
-	if got := r.Line(Out, []byte(`{"t":"bob@example.com"}`)); !bytes.Contains(got, []byte("bob@")) {
+	r.Line(protocol.DirOut, []byte(`{"type":"assistant","account":{"email":"bob@example.com"}}`))
+	if got := r.Line(protocol.DirOut, []byte(`{"t":"bob@example.com"}`)); !bytes.Contains(got, []byte("bob@")) {
 		t.Errorf("an assistant line taught an account: %s", got)
 	}
 	for _, c := range []struct {
@@ -195,63 +134,26 @@ func TestHasAccountObject(t *testing.T) {
 	}
 }
 
-// TestLentLines: lines lent with TapChecked are kept by reference until
-// the function given to Release runs; the caller then scribbles over the
-// buffer (as the bridge reuses it for the next chunk), and the recording
-// must still hold the lines as they were, the same as with Tap.
-func TestLentLines(t *testing.T) {
-	c, _ := captureBytes(t, "chain")
-	lines := splitLines(c.out)
-	clock := func() time.Time { return time.Unix(100, 0) }
-	red, _ := NewRedactor(RedactSpec{Builtin: true}, nil)
-	var want lockedBuffer
-	w, err := NewWriter(&want, Header{Agent: "claude"}, WriterOptions{Now: clock, Redactor: red, ValidOut: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range lines {
-		w.Tap(Out, l)
-	}
-	w.Close()
-
-	var got lockedBuffer
-	w, err = NewWriter(&got, Header{Agent: "claude"}, WriterOptions{Now: clock, Redactor: red, Async: true, AsyncLimit: 4 << 10, ValidOut: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	released := 0
-	for i := 0; i < len(lines); i += 3 {
-		// A "chunk" of up to three lines in one buffer, lent and then
-		// given back.
-		var chunk []byte
-		var offs []int
-		for _, l := range lines[i:min(i+3, len(lines))] {
-			offs = append(offs, len(chunk))
-			chunk = append(append(chunk, l...), '\n')
+// TestHintsAgreeOnWordSoup: on random text made of the hints, their
+// pieces, escapes and filler, the pre-filtered redactor removes exactly
+// what trying every pattern on every string removes.
+func TestHintsAgreeOnWordSoup(t *testing.T) {
+	r, _ := NewRedactor(RedactSpec{Builtin: true}, nil)
+	slow := slowRedactor(r)
+	rng := rand.New(rand.NewPCG(3, 4))
+	words := []string{"sk-", "sk-ant-", "AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "AIza",
+		"bearer", "BEARER", "Bearer", "api_key", "API-KEY", "ApiKey", "auth_token", "Auth-Token", "AUTHTOKEN", "x-api-key",
+		`\u0041`, `\/`, `\\u`, "lorem", "ipsum", " ", `\"`, "k", "e", "y", "_", "-", "=", ":", "0123456789", "ABCDEFGHIJKLMNOP"}
+	for range 5000 {
+		var sb strings.Builder
+		sb.WriteString(`{"t":"`)
+		for range rng.IntN(40) {
+			sb.WriteString(words[rng.IntN(len(words))])
 		}
-		offs = append(offs, len(chunk))
-		for k := 0; k+1 < len(offs); k++ {
-			line := chunk[offs[k] : offs[k+1]-1]
-			w.TapChecked(Out, line, red.Check(line))
+		sb.WriteString(`"}`)
+		b := []byte(sb.String())
+		if got, want := r.Line(protocol.DirOut, b), slow.Line(protocol.DirOut, b); !bytes.Equal(got, want) {
+			t.Fatalf("%s\n fast %s\n slow %s", b, got, want)
 		}
-		w.Release(func() {
-			released++
-			for j := range chunk {
-				chunk[j] = '#'
-			}
-		})
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if released != (len(lines)+2)/3 {
-		t.Errorf("%d releases for %d chunks", released, (len(lines)+2)/3)
-	}
-	if !bytes.Equal(got.Bytes(), want.Bytes()) {
-		t.Fatalf("lent lines recorded differently:\n%s\n---\n%s", want.Bytes(), got.Bytes())
-	}
-	w.Release(func() { released = -1 }) // after Close: called at once
-	if released != -1 {
-		t.Error("Release after Close did not call its function")
 	}
 }

@@ -1,4 +1,4 @@
-package recording
+package replay
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/agentjq/agentjq/fixtures"
+	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/recording"
 )
 
 func TestPlayByteForByte(t *testing.T) {
@@ -19,7 +21,7 @@ func TestPlayByteForByte(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c, rec := captureBytes(t, name)
 			var out bytes.Buffer
-			if err := Play(context.Background(), bytes.NewReader(rec), &out, PlayOptions{}); err != nil {
+			if err := Play(context.Background(), bytes.NewReader(rec), "test.rec", &out, PlayOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			want := bytes.Join(splitLines(c.out), []byte("\n"))
@@ -47,10 +49,10 @@ func (f *fakeTime) Sleep(_ context.Context, d time.Duration) error {
 func timedRecording(t *testing.T, ms ...float64) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	h, _ := MarshalHeader(Header{Agent: "claude"})
+	h, _ := recording.MarshalHeader(recording.Header{Agent: "claude"})
 	buf.Write(append(h, '\n'))
 	for i, m := range ms {
-		buf.Write(AppendEntry(nil, Entry{Seq: int64(i + 1), MS: m, Dir: Out, Msg: []byte(`{"type":"assistant","n":` + string(rune('0'+i)) + `}`)}))
+		buf.Write(recording.AppendEntry(nil, recording.Entry{Seq: int64(i + 1), MS: m, Dir: protocol.DirOut, Msg: []byte(`{"type":"assistant","n":` + string(rune('0'+i)) + `}`)}))
 		buf.WriteByte('\n')
 	}
 	return buf.Bytes()
@@ -73,7 +75,7 @@ func TestPlayPacing(t *testing.T) {
 		ft := &fakeTime{now: time.Unix(100, 0)}
 		c.opts.Now, c.opts.Sleep = ft.Now, ft.Sleep
 		var out bytes.Buffer
-		if err := Play(context.Background(), bytes.NewReader(rec), &out, c.opts); err != nil {
+		if err := Play(context.Background(), bytes.NewReader(rec), "test.rec", &out, c.opts); err != nil {
 			t.Fatal(err)
 		}
 		if len(ft.sleeps) != len(c.want) {
@@ -98,10 +100,10 @@ func TestPlayTruncatedLastLine(t *testing.T) {
 	rec = rec[:len(rec)-5]
 	var out bytes.Buffer
 	var warned error
-	if err := Play(context.Background(), bytes.NewReader(rec), &out, PlayOptions{Warn: func(err error) { warned = err }}); err != nil {
+	if err := Play(context.Background(), bytes.NewReader(rec), "test.rec", &out, PlayOptions{Warn: func(err error) { warned = err }}); err != nil {
 		t.Fatal(err)
 	}
-	if !errors.Is(warned, ErrTruncated) || strings.Count(out.String(), "\n") != 2 {
+	if !errors.Is(warned, recording.ErrTruncated) || strings.Count(out.String(), "\n") != 2 {
 		t.Errorf("warned %v, output %q", warned, out.String())
 	}
 }
@@ -110,8 +112,8 @@ func TestPlayBadLineNamesIt(t *testing.T) {
 	rec := timedRecording(t, 0, 1)
 	rec = append(rec, "garbage\n"...)
 	rec = append(rec, timedRecording(t, 2)[bytes.IndexByte(timedRecording(t, 2), '\n')+1:]...)
-	err := Play(context.Background(), bytes.NewReader(rec), &bytes.Buffer{}, PlayOptions{})
-	if err == nil || !strings.Contains(err.Error(), "line 4") {
+	err := Play(context.Background(), bytes.NewReader(rec), "test.rec", &bytes.Buffer{}, PlayOptions{})
+	if err == nil || !strings.Contains(err.Error(), "test.rec:4:") {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -129,7 +131,7 @@ func TestPlayFaults(t *testing.T) {
 		}
 		ft := &fakeTime{}
 		var out bytes.Buffer
-		err := Play(context.Background(), bytes.NewReader(rec), &out, PlayOptions{Faults: faults, Sleep: ft.Sleep, Now: ft.Now})
+		err := Play(context.Background(), bytes.NewReader(rec), "test.rec", &out, PlayOptions{Faults: faults, Sleep: ft.Sleep, Now: ft.Now})
 		return out.String(), err
 	}
 	clean, _ := run()
@@ -159,7 +161,7 @@ func TestPlayFaults(t *testing.T) {
 	}
 	ft := &fakeTime{}
 	f, _ := ParseFault("delay@2:3s")
-	if err := Play(context.Background(), bytes.NewReader(rec), &bytes.Buffer{}, PlayOptions{Faults: []Fault{f}, Sleep: ft.Sleep, Now: ft.Now}); err != nil {
+	if err := Play(context.Background(), bytes.NewReader(rec), "test.rec", &bytes.Buffer{}, PlayOptions{Faults: []Fault{f}, Sleep: ft.Sleep, Now: ft.Now}); err != nil {
 		t.Fatal(err)
 	}
 	if len(ft.sleeps) != 1 || ft.sleeps[0] != 3*time.Second {

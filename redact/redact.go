@@ -1,4 +1,9 @@
-package recording
+// Package redact removes secrets from a session's lines before they are
+// recorded: built-in patterns (API keys, tokens), the values of secret
+// environment variables, the account learnt from the initialize response,
+// user regexes and jq-style paths. A JSON line stays valid JSON with every
+// byte outside the redacted strings unchanged.
+package redact
 
 import (
 	"bytes"
@@ -8,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/agentjq/agentjq/protocol"
 )
 
 // RedactSpec says what a recording had removed. It is written in the
@@ -221,18 +228,18 @@ func (r *Redactor) textChanged(b []byte, only uint64) ([]byte, bool) {
 // Line redacts one line. A JSON line stays valid JSON with every byte
 // outside the redacted strings unchanged; other lines are redacted as text.
 // It returns line itself when nothing was removed.
-func (r *Redactor) Line(dir Direction, line []byte) []byte {
-	out, _, _ := r.lineObject(dir, line, false, false)
+func (r *Redactor) Line(dir protocol.Direction, line []byte) []byte {
+	out, _, _ := r.LineObject(dir, line, false)
 	return out
 }
 
-// lineObject is Line that also says whether the line (without surrounding
-// white space) is one JSON object; checked is false when it did not look.
+// LineObject is Line for a recorder, which must also know whether the line
+// (without surrounding white space) is one JSON object; checked is false
+// when it did not look (nothing to redact, and valid false).
 //
-// valid says the caller knows line is exactly one JSON object.
-//
-// hintFree says Check already found no hint and no hiding escape in line.
-func (r *Redactor) lineObject(dir Direction, line []byte, valid, hintFree bool) (out []byte, obj, checked bool) {
+// valid says the caller knows line is exactly one JSON object (the bridge
+// validated it), which saves a pass over it.
+func (r *Redactor) LineObject(dir protocol.Direction, line []byte, valid bool) (out []byte, obj, checked bool) {
 	if r == nil || r.empty() {
 		return line, valid, valid
 	}
@@ -243,61 +250,35 @@ func (r *Redactor) lineObject(dir Direction, line []byte, valid, hintFree bool) 
 	if !valid && (len(trimmed) == 0 || trimmed[0] != '{' || !validObject(trimmed)) {
 		return r.text(line), false, true
 	}
-	if r.spec.Builtin && dir == Out {
+	if r.spec.Builtin && dir == protocol.DirOut {
 		r.learnAccount(line)
 	}
 	out = line
 	if len(r.paths) > 0 {
 		out = r.redactPaths(out)
 	}
-	if r.clean(out, hintFree) {
+	if r.clean(out) {
 		return out, true, true
 	}
 	return r.jsonStrings(out), true, true
-}
-
-// Check reports whether line holds none of the built-in patterns' hints
-// and no \u or \/ escape: the part of the fast pre-filter (clean) that
-// depends on the line alone, not on what the session has shown so far
-// (the account's email and organization). It is safe for concurrent use,
-// so the bridge runs it on the workers that validate the agent's lines,
-// in parallel and ahead of order; the line's turn in order then skips
-// that pass. False means "look closely", always so where the pass cannot
-// decide (user regexes, --redact-path).
-func (r *Redactor) Check(line []byte) bool {
-	if r == nil || r.empty() {
-		return true
-	}
-	return len(r.paths) == 0 && !r.alwaysLooks() && r.hintFree(line)
 }
 
 // clean is the fast pre-filter of Line: true when no secret can be in the
 // line. Without \u or \/ escapes, a secret inside a JSON string shows in
 // the raw bytes as it is (the patterns' characters need no escaping), so
 // a line holding none of the patterns' hints needs no closer look. User
-// regexes could match anything: they always take the slow path. checked
-// says Check already found line hint-free.
-func (r *Redactor) clean(line []byte, checked bool) bool {
+// regexes could match anything: they always take the slow path.
+func (r *Redactor) clean(line []byte) bool {
 	if r.alwaysLooks() || r.literalIn(line) {
 		return false
 	}
-	return checked || r.hintFree(line)
+	return !hasHidingEscape(line) && r.hints.match(line) == 0
 }
 
 // alwaysLooks: user regexes, or patterns without hints, must be tried on
 // every line: the pre-filter can clear none.
 func (r *Redactor) alwaysLooks() bool {
 	return len(r.spec.Regex) > 0 || r.hints.always != 0
-}
-
-// hintFree reports whether line holds none of r's hints and no hiding
-// escape: with SIMD, one pass of the block scan (suspect.go) stands for
-// the hint search and the escape search.
-func (r *Redactor) hintFree(line []byte) bool {
-	if haveSuspectBlocks {
-		return !r.suspect(line)
-	}
-	return !hasHidingEscape(line) && r.hints.match(line) == 0
 }
 
 // literalIn reports whether line holds a literal, as it is or
@@ -362,9 +343,7 @@ func (r *Redactor) learnAccount(line []byte) {
 func (r *Redactor) jsonStrings(line []byte) []byte {
 	var occ []hintOccurrence
 	fast := !r.needsFullLook(line)
-	if fast && haveSuspectBlocks {
-		occ = r.occurrences(line)
-	} else if fast {
+	if fast {
 		occ = r.hints.occurrences(line)
 	}
 	k := 0
@@ -555,4 +534,11 @@ func hasHidingEscape(line []byte) bool {
 		}
 		i += j + 2
 	}
+}
+
+// validObject reports whether b is exactly one JSON object (protocol.Scan,
+// the bridge's validator).
+func validObject(b []byte) bool {
+	_, ok := protocol.Scan(b)
+	return ok
 }

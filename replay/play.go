@@ -1,13 +1,19 @@
-package recording
+// Package replay plays recordings back: to stdout (replay), as a fake
+// agent that checks what its client sends (replay --as-agent), with
+// injected faults, and against the agent installed now to see whether
+// its output drifted (replay --check).
+package replay
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"strings"
 	"time"
+
+	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/recording"
 )
 
 // PlayOptions configure Play.
@@ -87,83 +93,30 @@ func (p *pacer) wait(now time.Time, ms float64) time.Duration {
 }
 
 // Play writes a recording's agent output (direction out) to w byte for
-// byte, one line each, optionally paced by the recorded times.
-func Play(ctx context.Context, r io.Reader, w io.Writer, opts PlayOptions) error {
+// byte, one line each, optionally paced by the recorded times. name names
+// the recording in errors (FILE:LINE).
+func Play(ctx context.Context, r io.Reader, name string, w io.Writer, opts PlayOptions) error {
 	opts.defaults()
-	rr, err := NewReader(r)
+	rr, _, err := recording.NewReader(r, name)
 	if err != nil {
 		return err
 	}
+	rr.SetWarn(opts.Warn)
 	bw := bufio.NewWriterSize(w, 256<<10)
 	out := &emitter{w: bw, faults: opts.Faults, sleep: opts.Sleep}
 	p := pacer{speed: opts.Speed, idle: opts.IdleLimit}
 	paced := opts.Speed > 0 || len(opts.Faults) > 0
-	fast := !paced // nothing but copying: skip ParseEntry for plain lines
-	br := rr.br
-	var long []byte
 	for {
-		line, rerr := br.ReadSlice('\n')
-		if rerr == bufio.ErrBufferFull {
-			long = append(long[:0], line...)
-			for rerr == bufio.ErrBufferFull {
-				line, rerr = br.ReadSlice('\n')
-				long = append(long, line...)
-			}
-			line = long
-		}
-		if rerr != nil && rerr != io.EOF {
-			return rerr
-		}
-		if len(line) == 0 && rerr == io.EOF {
+		ln, err := rr.Lines.Next()
+		e := ln.Entry // aliases the reader's buffer until the next line
+		if err == io.EOF {
 			break
 		}
-		rr.line++
-		trimmed := bytes.TrimRight(line, "\r\n")
-		if len(trimmed) == 0 {
-			if rerr == io.EOF {
-				break
-			}
-			continue
-		}
-		if fast {
-			seq, dir, payload, text, ok := splitEntry(trimmed)
-			if ok && !text && string(dir) == string(Out) && seq > opts.AfterSeq && (rerr == nil || validJSON(payload)) {
-				if _, err := bw.Write(payload); err != nil {
-					return err
-				}
-				if err := bw.WriteByte('\n'); err != nil {
-					return err
-				}
-				if rerr == io.EOF {
-					break
-				}
-				continue
-			}
-			if ok && string(dir) != string(Out) && string(dir) != string(Err) && rerr == nil {
-				continue
-			}
-		}
-		e, perr := ParseEntry(trimmed)
-		if perr != nil {
-			if rerr == io.EOF { // a cut-off last line
-				if opts.Warn != nil {
-					opts.Warn(ErrTruncated)
-				}
-				break
-			}
+		if err != nil {
 			_ = bw.Flush()
-			return fmt.Errorf("recording line %d: %w", rr.line, perr)
+			return err
 		}
-		if rerr == io.EOF && e.Msg != nil && !validJSON(e.Msg) {
-			if opts.Warn != nil {
-				opts.Warn(ErrTruncated)
-			}
-			break
-		}
-		if e.Seq <= opts.AfterSeq || (e.Dir != Out && (e.Dir != Err || opts.Stderr == nil)) {
-			if rerr == io.EOF {
-				break
-			}
+		if e.Seq <= opts.AfterSeq || (e.Dir != protocol.DirOut && (e.Dir != protocol.DirErr || opts.Stderr == nil)) {
 			continue
 		}
 		if paced {
@@ -176,7 +129,7 @@ func Play(ctx context.Context, r io.Reader, w io.Writer, opts PlayOptions) error
 				}
 			}
 		}
-		if e.Dir == Err {
+		if e.Dir == protocol.DirErr {
 			if err := bw.Flush(); err != nil {
 				return err
 			}
@@ -192,9 +145,6 @@ func Play(ctx context.Context, r io.Reader, w io.Writer, opts PlayOptions) error
 				return err
 			}
 		}
-		if rerr == io.EOF {
-			break
-		}
 	}
 	return bw.Flush()
 }
@@ -209,11 +159,11 @@ type emitter struct {
 
 // write writes e's payload and a newline. rewrite, when set, may change
 // the payload (request_id rewriting).
-func (em *emitter) write(ctx context.Context, e Entry) error {
+func (em *emitter) write(ctx context.Context, e recording.Entry) error {
 	return em.writeLine(ctx, e, nil)
 }
 
-func (em *emitter) writeLine(ctx context.Context, e Entry, payload []byte) error {
+func (em *emitter) writeLine(ctx context.Context, e recording.Entry, payload []byte) error {
 	if payload == nil {
 		payload = e.Msg
 		if payload == nil {
@@ -276,5 +226,3 @@ func writeOversize(w *bufio.Writer, size int) error {
 	_, err := w.WriteString("\"}\n")
 	return err
 }
-
-func validJSON(b []byte) bool { return len(b) > 0 && jsonValid(b) }

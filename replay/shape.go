@@ -1,4 +1,4 @@
-package recording
+package replay
 
 import (
 	"encoding/json"
@@ -234,20 +234,4 @@ func setDiff(a, b []string) (gone, added []string) {
 		}
 	}
 	return gone, added
-}
-
-// Transcript returns the payloads of entries travelling in dir.
-func Transcript(entries []Entry, dir Direction) [][]byte {
-	var out [][]byte
-	for _, e := range entries {
-		if e.Dir != dir {
-			continue
-		}
-		if e.Msg != nil {
-			out = append(out, e.Msg)
-		} else {
-			out = append(out, []byte(e.Text))
-		}
-	}
-	return out
 }

@@ -1,0 +1,98 @@
+package redact
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/agentjq/agentjq/fixtures"
+	"github.com/agentjq/agentjq/protocol"
+)
+
+func TestRedactKeepsCleanLinesByteForByte(t *testing.T) {
+	red, _ := NewRedactor(RedactSpec{Builtin: true}, nil)
+	out, err := fixtures.Capture("write-allow", "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range splitLines(out) {
+		if got := red.Line(protocol.DirOut, l); !bytes.Equal(got, l) {
+			t.Errorf("a clean line changed:\n%s\n%s", l, got)
+		}
+	}
+}
+
+func TestMatchRedacted(t *testing.T) {
+	cases := []struct {
+		want, got string
+		ok        bool
+	}{
+		{"plain", "plain", true},
+		{"plain", "other", false},
+		{"key [REDACTED:api-key] end", "key sk-123 end", true},
+		{"key [REDACTED:api-key] end", "key sk-123 END", false},
+		{"[REDACTED:email]", "a@b.c", true},
+		{"a.b [REDACTED:x]", "axb y", false},
+	}
+	for _, c := range cases {
+		if MatchRedacted(c.want, c.got) != c.ok {
+			t.Errorf("MatchRedacted(%q, %q) != %v", c.want, c.got, c.ok)
+		}
+	}
+}
+
+func TestJQPath(t *testing.T) {
+	line := []byte(`{"a":{"b":[{"c":1},{"c":"x","d":2}]},"e f":"g","c":3}`)
+	cases := map[string][]string{
+		".a.b[].c":  {`1`, `"x"`},
+		".a.b[1].d": {`2`},
+		`."e f"`:    {`"g"`},
+		`.["e f"]`:  {`"g"`},
+		".c":        {`3`},
+		".zz":       nil,
+	}
+	for src, want := range cases {
+		p, err := parseJQPath(src)
+		if err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		var got []string
+		for _, s := range p.find(line, 0) {
+			got = append(got, string(line[s[0]:s[1]]))
+		}
+		if strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("%s: got %v want %v", src, got, want)
+		}
+	}
+	for _, bad := range []string{"a", ".", ".a[", ".a[-1]", ".a b"} {
+		if _, err := parseJQPath(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func FuzzRedactLine(f *testing.F) {
+	f.Add([]byte(`{"a":"sk-ant-api03-abcdefghijkl","b":["Bearer abcdefghijk"],"c":{"token":"x"}}`))
+	f.Add([]byte(`{"a":"\u0073k-ant-api03-abcdefghijkl\n"}`))
+	red, _ := NewRedactor(RedactSpec{Builtin: true, Regex: []string{`[0-9]{3}`}, Paths: []string{".c.token", ".b[]"}}, nil)
+	f.Fuzz(func(t *testing.T, line []byte) {
+		out := red.Line(protocol.DirOut, line)
+		if json.Valid(line) && bytes.HasPrefix(bytes.TrimSpace(line), []byte("{")) && !json.Valid(out) {
+			t.Fatalf("valid JSON became invalid:\n%s\n%s", line, out)
+		}
+		if bytes.Contains(out, []byte("sk-ant-api03-abcdefghijkl")) {
+			t.Fatalf("key survived: %s", out)
+		}
+	})
+}
+
+func splitLines(b []byte) [][]byte {
+	var lines [][]byte
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		if l = bytes.TrimRight(l, "\r"); len(bytes.TrimSpace(l)) > 0 {
+			lines = append(lines, l)
+		}
+	}
+	return lines
+}
