@@ -357,43 +357,6 @@ func TestServe(t *testing.T) {
 	}
 }
 
-func TestTestStreamAndExpect(t *testing.T) {
-	rules := writePolicy(t, "r.json", `{"allow": ["Edit(banana.txt)"], "deny": ["Bash(rm:*)"]}`)
-	c, err := NewChain(ChainOptions{Policies: []string{rules}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var all []TestResult
-	for _, name := range []string{"write-allow", "rmrf-deny", "chain"} {
-		b, _ := fixtures.Capture(name, "out")
-		res, err := TestStream(context.Background(), name, bytes.NewReader(b), c, "", io.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, res...)
-	}
-	// A recording: the same requests inside "out" entries.
-	b, _ := fixtures.Capture("write-allow", "out")
-	var rec bytes.Buffer
-	rec.WriteString(`{"agentjq_recording":1,"agent":"claude","cwd":"/home/user/project"}` + "\n")
-	for i, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		rec.WriteString(`{"seq":` + itoa(i+1) + `,"ms":1.000,"dir":"out","msg":` + l + "}\n")
-	}
-	res, err := TestStream(context.Background(), "rec", &rec, c, "", io.Discard)
-	if err != nil || len(res) != 1 || res[0].Verdict.Behavior != protocol.Allow {
-		t.Fatalf("recording: %+v %v", res, err)
-	}
-	exp, err := ParseExpectations("e", []byte("# expectations\ntoolu_w1 allow\ntoolu_r1 deny\ntoolu_c2 allow\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	diffs := CheckExpectations(all, exp)
-	if len(diffs) != 1 || !strings.HasPrefix(diffs[0], "toolu_c2:") {
-		t.Errorf("diffs %q", diffs)
-	}
-}
-
-func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
 
 // An approver does not inherit the agent's credentials unless
 // PassCredentials.

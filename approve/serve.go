@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/agentjq/agentjq/protocol"
-	"github.com/agentjq/agentjq/recording"
 )
 
 // Result turns a verdict into the can_use_tool answer: an allow always
@@ -169,47 +168,42 @@ func (r TestResult) String() string {
 	return fmt.Sprintf("%s:%d\t%s\t%s\t%s\t%s", r.File, r.Line, r.Tool, r.Key, r.Verdict.Behavior, by)
 }
 
-// TestStream runs d over every can_use_tool request in one recording or
-// capture: a raw NDJSON capture of the agent's stdout, or an agentjq
-// recording (its "out" entries). cwd applies until the stream names one.
-func TestStream(ctx context.Context, name string, r io.Reader, d Decider, cwd string, stderr io.Writer) ([]TestResult, error) {
-	s := &session{cwd: cwd}
-	var out []TestResult
-	lines := recording.NewLines(r, name)
-	lines.Warn = func(err error) { fmt.Fprintf(stderr, "agentjq: warning: %v\n", err) }
-	for first := true; ; first = false {
-		l, err := lines.Next()
-		if err == io.EOF {
-			return out, nil
-		}
-		var bad *recording.LineError
-		if h, isRec := lines.Recording(); first && isRec {
-			if errors.As(err, &bad) && bad.Line == 1 {
-				return out, err // a header that does not parse
-			}
-			if h.Cwd != "" {
-				s.cwd = h.Cwd
-			}
-		}
-		if errors.As(err, &bad) {
-			fmt.Fprintf(stderr, "agentjq: %v\n", err)
-			continue
-		}
-		if err != nil {
-			return out, err
-		}
-		if l.Dir != "" && l.Dir != protocol.DirOut || len(bytes.TrimSpace(l.Text)) == 0 {
-			continue
-		}
-		req, ok, perr := requestOf(l.Text, s)
-		if perr != nil {
-			fmt.Fprintf(stderr, "agentjq: %s:%d: %v\n", name, l.Num, perr)
-		}
-		if ok && perr == nil {
-			v := decideWithin(ctx, d, req, time.Minute)
-			out = append(out, TestResult{File: name, Line: l.Num, RequestID: req.RequestID, ToolUseID: req.ToolUseID,
-				Tool: req.ToolName, Key: KeyInput(req), Verdict: v})
-		}
+// A Tester runs a decider over the can_use_tool requests of one
+// recording or capture, line by line: `approve test`. Reading the file
+// (a raw capture or a recording) is the caller's, so the chain knows
+// nothing of the recording format.
+type Tester struct {
+	ctx     context.Context
+	name    string
+	s       *session
+	d       Decider
+	stderr  io.Writer
+	Results []TestResult
+}
+
+// NewTester tests d over the stream called name; cwd applies until the
+// stream names one.
+func NewTester(ctx context.Context, name string, d Decider, cwd string, stderr io.Writer) *Tester {
+	return &Tester{ctx: ctx, name: name, s: &session{cwd: cwd}, d: d, stderr: stderr}
+}
+
+// SetCwd sets the working directory the requests are judged in (a
+// recording's header names it).
+func (t *Tester) SetCwd(cwd string) { t.s.cwd = cwd }
+
+// Line looks at one line of the agent's stdout, numbered num.
+func (t *Tester) Line(num int, text []byte) {
+	if len(bytes.TrimSpace(text)) == 0 {
+		return
+	}
+	req, ok, perr := requestOf(text, t.s)
+	if perr != nil {
+		fmt.Fprintf(t.stderr, "agentjq: %s:%d: %v\n", t.name, num, perr)
+	}
+	if ok && perr == nil {
+		v := decideWithin(t.ctx, t.d, req, time.Minute)
+		t.Results = append(t.Results, TestResult{File: t.name, Line: num, RequestID: req.RequestID, ToolUseID: req.ToolUseID,
+			Tool: req.ToolName, Key: KeyInput(req), Verdict: v})
 	}
 }
 

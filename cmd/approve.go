@@ -2,7 +2,9 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/agentjq/agentjq/approve"
 	"github.com/agentjq/agentjq/iostreams"
 	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/recording"
 )
 
 // ApproveCmd is the approve subcommand: answer (the default), test, explain.
@@ -122,7 +125,7 @@ func (c *ApproveTestCmd) Run(ctx context.Context, ios *iostreams.IO) error {
 		if err != nil {
 			return err
 		}
-		res, err := approve.TestStream(ctx, name, f, chain, opts.Cwd, ios.Err)
+		res, err := testStream(ctx, name, f, chain, opts.Cwd, ios.Err)
 		f.Close()
 		if err != nil {
 			return err
@@ -207,4 +210,39 @@ func (c *ApproveExplainCmd) Help() string {
 Examples:
   echo '{"tool_name":"Bash","input":{"command":"git push --force"}}' | agentjq approve explain --policy rules.json
   grep -m1 can_use_tool session.ndjson | agentjq approve explain --policy rules.json --policy dry-run.jq`
+}
+
+// testStream runs d over every can_use_tool request in one recording or
+// capture: a raw NDJSON capture of the agent's stdout, or an agentjq
+// recording (its "out" entries). cwd applies until the stream names one.
+func testStream(ctx context.Context, name string, r io.Reader, d approve.Decider, cwd string, stderr io.Writer) ([]approve.TestResult, error) {
+	t := approve.NewTester(ctx, name, d, cwd, stderr)
+	lines := recording.NewLines(r, name)
+	lines.Warn = func(err error) { fmt.Fprintf(stderr, "agentjq: warning: %v\n", err) }
+	for first := true; ; first = false {
+		l, err := lines.Next()
+		if err == io.EOF {
+			return t.Results, nil
+		}
+		var bad *recording.LineError
+		if h, isRec := lines.Recording(); first && isRec {
+			if errors.As(err, &bad) && bad.Line == 1 {
+				return t.Results, err // a header that does not parse
+			}
+			if h.Cwd != "" {
+				t.SetCwd(h.Cwd)
+			}
+		}
+		if errors.As(err, &bad) {
+			fmt.Fprintf(stderr, "agentjq: %v\n", err)
+			continue
+		}
+		if err != nil {
+			return t.Results, err
+		}
+		if l.Dir != "" && l.Dir != protocol.DirOut {
+			continue
+		}
+		t.Line(l.Num, l.Text)
+	}
 }
