@@ -286,15 +286,11 @@ func TestStdinLines(t *testing.T) {
 // uuidField is the id agentjq adds to each turn it sends (turns.go).
 var uuidField = regexp.MustCompile(`,"uuid":"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"}$`)
 
-// stripTurnID removes the uuid agentjq adds to a user turn, failing the
-// test when a turn lacks it.
+// stripTurnID removes the uuid agentjq adds to a user turn written while
+// another is in flight.
 func stripTurnID(t *testing.T, line string) string {
 	t.Helper()
 	if !strings.HasPrefix(line, `{"type":"user"`) {
-		return line
-	}
-	if !uuidField.MatchString(line) {
-		t.Errorf("turn without a uuid: %s", line)
 		return line
 	}
 	return uuidField.ReplaceAllString(line, "}")

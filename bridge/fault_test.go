@@ -348,3 +348,57 @@ func logPids(path string) []int {
 	}
 	return pids
 }
+
+// TestClientAnswerToAgentRequestDropped: a control_response the client
+// writes for a request agentjq answers itself never reaches the agent.
+func TestClientAnswerToAgentRequestDropped(t *testing.T) {
+	const id = "ee25409c-b461-406a-9d17-8717dbd9e419"
+	stdinR, stdinW := io.Pipe()
+	logPath := ""
+	go func() {
+		defer stdinW.Close()
+		io.WriteString(stdinW, "go\n")
+		// Wait until agentjq has answered, then answer again.
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			if b, _ := os.ReadFile(logPath); strings.Contains(string(b), `"request_id":"`+id+`"`) {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		io.WriteString(stdinW, `{"type":"control_response","response":{"subtype":"success","request_id":"`+id+`","response":{"behavior":"allow","updatedInput":{}}}}`+"\n")
+	}()
+	r := runFake(t, "capture:write-allow", "", func(o *Options) {
+		o.Stdin = stdinR
+		for _, kv := range o.Env {
+			if v, ok := strings.CutPrefix(kv, fakeagent.Log+"="); ok {
+				logPath = v
+			}
+		}
+	})
+	if _, dup := responses(r.log)[id+"#dup"]; dup {
+		t.Errorf("the agent got two answers for %s:\n%s", id, r.log)
+	}
+	if !strings.Contains(r.stderr, "which agentjq answers itself; dropped") {
+		t.Errorf("no warning on stderr: %q", r.stderr)
+	}
+	if len(events(t, r.stdout, "warning")) == 0 {
+		t.Error("no warning event")
+	}
+}
+
+// TestTapFailureIsAnError: a recording that failed makes the session's
+// outcome an error, not a success.
+func TestTapFailureIsAnError(t *testing.T) {
+	r := runFake(t, "capture:hello", "hi\n", func(o *Options) {
+		o.Tap = func(protocol.Direction, []byte) {}
+		o.TapErr = func() error { return fmt.Errorf("recording x.ndjson: no space left on device") }
+	})
+	if r.rep.Outcome != protocol.OutcomeError || r.rep.ExitCode == 0 {
+		t.Errorf("outcome %s/%d, want error", r.rep.Outcome, r.rep.ExitCode)
+	}
+	ex := events(t, r.stdout, "exit")
+	if len(ex) != 1 || ex[0]["code"] == float64(0) || !strings.Contains(fmt.Sprint(ex[0]["error"]), "no space left") {
+		t.Errorf("exit event %v", ex)
+	}
+}

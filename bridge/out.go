@@ -235,6 +235,28 @@ func (q *queueWriter) isClosed() bool {
 	return q.closed
 }
 
+// flushed waits until everything queued so far is written, the stream
+// fails, or deadline passes.
+func (q *queueWriter) flushed(deadline time.Time) {
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	for {
+		q.mu.Lock()
+		if q.queued == 0 || q.closed {
+			q.mu.Unlock()
+			return
+		}
+		room := q.room
+		q.mu.Unlock()
+		select {
+		case <-room:
+		case <-q.closedC:
+		case <-t.C:
+			return
+		}
+	}
+}
+
 // end stops taking lines and lets the writer finish what is queued (then
 // close closer, if any). It does not wait.
 func (q *queueWriter) end() {

@@ -216,19 +216,21 @@ func (s *session) agentLine(ctx context.Context, n int, kind lineKind, head prot
 		s.nonJSON(n, line)
 		return
 	}
-	s.tap(protocol.DirOut, line)
-	s.passOut(withNL)
 	typ, subtype := string(head.Type), string(head.Subtype)
 	if head.Escaped {
 		typ, subtype, _ = head.Strings()
 	}
+	if typ == typeCommandLifecycle && s.lifecycle(line) {
+		return // about a turn id agentjq added: its own bookkeeping
+	}
+	s.tap(protocol.DirOut, line)
+	s.passOut(withNL)
 	switch typ {
 	case protocol.TypeResult:
 		s.result(line)
 	case protocol.TypeSystem:
 		s.system(subtype, head, line)
 	case typeCommandLifecycle:
-		s.lifecycle(line)
 	default:
 		s.control(ctx, typ, line)
 	}

@@ -128,6 +128,7 @@ type session struct {
 	pending    map[string]context.CancelFunc // agent requests being answered
 	withdraw   map[string]context.CancelFunc // cancels a request the agent withdrew
 	asked      map[string]bool               // every request id the agent sent us
+	addedIDs   map[string]bool               // turn ids agentjq added, until their turn ends
 	ours       map[string]*time.Timer        // our own control requests awaiting replies
 	background map[string]bool               // background task ids
 	lastResult []byte                        // the last result line, raw
@@ -176,6 +177,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		pending:    map[string]context.CancelFunc{},
 		withdraw:   map[string]context.CancelFunc{},
 		asked:      map[string]bool{},
+		addedIDs:   map[string]bool{},
 		ours:       map[string]*time.Timer{},
 		background: map[string]bool{},
 		denied:     map[string]bool{},
@@ -283,6 +285,8 @@ func (s *session) run(ctx context.Context) (Report, error) {
 		s.endOutputBy(deadline)
 		return Report{AgentExit: -1}, &StartError{waitErr}
 	}
+	// Whether stdout took the agent's lines is part of the outcome.
+	s.out.flushed(deadline)
 	rep := s.finish()
 	s.endOutputBy(deadline)
 	return rep, nil
@@ -574,21 +578,28 @@ func (s *session) forceCloseStdin() {
 // reader waits for room in the agent's stdin: that is what holds a fast
 // producer back.
 func (s *session) sendTurn(line []byte, ours bool) {
-	id := ""
-	if s.opts.Profile.TurnIDs {
-		line, id = withTurnID(line)
-	}
-	s.agentIn.waitRoom(len(line) + 1)
+	id, added := turnID(line), false
+	s.agentIn.waitRoom(len(line) + 50)
 	s.inMu.Lock()
 	s.mu.Lock()
+	if id == "" && s.opts.Profile.TurnIDs && s.inFlightLocked() > 0 {
+		// The agent may fold this turn into the next it runs: give it a
+		// name the result will carry (turns.go).
+		line, id = withNewTurnID(line)
+		added = true
+	}
 	s.turnSentLocked(id)
+	if added {
+		s.addedIDs[id] = true
+	}
 	s.mu.Unlock()
 	err := s.writeAgentLocked(line)
 	s.inMu.Unlock()
 	if err != nil {
 		s.mu.Lock()
-		s.finishTurnsLocked([]string{id})
-		if id == "" && len(s.open) > 0 {
+		// Not sent: forget the turn counted above (the last one; inMu
+		// kept any other from being counted since).
+		if len(s.open) > 0 {
 			s.open = s.open[:len(s.open)-1]
 		}
 		s.turns--

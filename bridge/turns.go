@@ -17,12 +17,15 @@ import (
 // "one result, one turn done" undercounts finished turns, and a session
 // that waits for the count to reach zero never closes the agent's stdin.
 //
-// agentjq therefore gives every turn it sends an id (the envelope's
-// "uuid"; a turn from stdin that carries one keeps it). The CLI names the
-// turns each result answers in user_message_uuid(s), and reports each
-// turn's end in command_lifecycle events (completed, cancelled). A turn is
-// in flight until one of those names it. Only for an agent that echoes no
-// ids (the context profile, fakes) does a result finish the oldest turn;
+// Folding happens only to a turn written while another is in flight. Such
+// a turn gets an id from agentjq (the envelope's "uuid"; a turn from stdin
+// that carries one keeps it); a turn written to an idle agent does not, so
+// the ordinary session's lines are exactly what the agent writes for it.
+// The CLI names the turns each result answers in user_message_uuid(s), and
+// reports each turn's end in command_lifecycle events (completed,
+// cancelled). A result finishes every turn up to the last it names (turns
+// are taken in order), or, naming none agentjq knows, the oldest. For an
+// agent that echoes no ids (the context profile, fakes)
 // and when the agent has been silent since a result that said how many
 // turns were still queued, and every turn was written well before, that
 // count is believed (re-evaluated whenever the state changes, not only
@@ -49,15 +52,14 @@ func newTurnID() string {
 	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
-// withTurnID returns the user message line carrying a uuid, and that
-// uuid: the line's own when it has one, else a new one added at its end.
-func withTurnID(line []byte) ([]byte, string) {
-	if raw := protocol.Fields(line, "uuid")[0]; raw != nil {
-		if id, ok := protocol.String(raw); ok && id != "" {
-			return line, id
-		}
-		return line, "" // a uuid we cannot follow: count it
-	}
+// turnID returns the uuid a user message line carries, if any.
+func turnID(line []byte) string {
+	id, _ := protocol.String(protocol.Fields(line, "uuid")[0])
+	return id
+}
+
+// withNewTurnID returns the line with a new uuid added at its end.
+func withNewTurnID(line []byte) ([]byte, string) {
 	id := newTurnID()
 	out := make([]byte, 0, len(line)+50)
 	out = append(out, line[:len(line)-1]...) // the closing brace
@@ -66,35 +68,54 @@ func withTurnID(line []byte) ([]byte, string) {
 	return append(out, `"}`...), id
 }
 
-// turnSent counts a turn in flight. s.mu is held.
+// turnSentLocked counts a turn in flight. s.mu is held.
 func (s *session) turnSentLocked(id string) {
 	s.open = append(s.open, openTurn{id: id, sent: time.Now()})
 	s.turns++
 	s.lastSent = time.Now()
 }
 
-// finishTurnsLocked marks the turns named done; with no names, the oldest.
+// finishTurnsLocked marks turns done: with names, every turn up to the
+// last one named (the agent takes turns in order, so one sent before a
+// turn it has answered is answered too, alone or folded into it); with no
+// name it knows, the oldest.
 func (s *session) finishTurnsLocked(ids []string) {
-	if len(ids) == 0 {
-		if len(s.open) > 0 {
-			s.open = s.open[1:]
-		}
-		return
-	}
-	kept := s.open[:0]
-	for _, t := range s.open {
-		done := false
+	last := -1
+	for i, t := range s.open {
 		for _, id := range ids {
 			if t.id != "" && t.id == id {
-				done = true
-				break
+				last = i
 			}
 		}
-		if !done {
-			kept = append(kept, t)
+	}
+	if last < 0 {
+		// No names, or ids from another run (a recording replayed as
+		// the agent): as good as none.
+		last = min(0, len(s.open)-1)
+	}
+	s.open = s.open[last+1:]
+}
+
+// cancelTurnLocked forgets one turn the agent dropped.
+func (s *session) cancelTurnLocked(id string) {
+	for i, t := range s.open {
+		if t.id == id {
+			s.open = append(s.open[:i:i], s.open[i+1:]...)
+			return
 		}
 	}
-	s.open = kept
+}
+
+// namesOpenLocked reports whether ids name a turn in flight.
+func (s *session) namesOpenLocked(ids []string) bool {
+	for _, t := range s.open {
+		for _, id := range ids {
+			if t.id != "" && t.id == id {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // inFlightLocked is the number of turns still in flight, after believing
@@ -167,9 +188,10 @@ func (s *session) result(line []byte) {
 		}
 		s.denied[key] = true
 	}
+	named := s.namesOpenLocked(ids)
 	s.finishTurnsLocked(ids)
 	s.queuedHint = -1
-	if len(ids) == 0 && queued >= 0 {
+	if !named && queued >= 0 {
 		s.queuedHint, s.resultAt, s.resultSeq = queued, time.Now(), s.outputSeq
 	}
 	s.mu.Unlock()
@@ -177,20 +199,31 @@ func (s *session) result(line []byte) {
 }
 
 // lifecycle follows command_lifecycle: a turn completed or cancelled is no
-// longer in flight.
-func (s *session) lifecycle(line []byte) {
+// longer in flight. It reports whether the event is about an id agentjq
+// added itself: such events exist only because of agentjq and are not
+// passed on, so that stdout is what the agent writes for the turns as the
+// client sent them.
+func (s *session) lifecycle(line []byte) (own bool) {
 	var ev struct {
 		UUID  string `json:"command_uuid"`
 		State string `json:"state"`
 	}
 	if json.Unmarshal(line, &ev) != nil || ev.UUID == "" {
-		return
-	}
-	if ev.State != "completed" && ev.State != "cancelled" {
-		return
+		return false
 	}
 	s.mu.Lock()
-	s.finishTurnsLocked([]string{ev.UUID})
+	own = s.addedIDs[ev.UUID]
+	switch ev.State {
+	case "completed":
+		if s.namesOpenLocked([]string{ev.UUID}) {
+			s.finishTurnsLocked([]string{ev.UUID})
+		}
+		delete(s.addedIDs, ev.UUID)
+	case "cancelled":
+		s.cancelTurnLocked(ev.UUID)
+		delete(s.addedIDs, ev.UUID)
+	}
 	s.mu.Unlock()
 	s.notify()
+	return own
 }

@@ -128,6 +128,10 @@ func runSpawnWith(ctx context.Context, ios *iostreams.IO, f SpawnFlags, agentArg
 	defer chain.Close()
 	if tap != nil {
 		opts.Tap = tap.Tap
+		if e, ok := tap.(interface{ Err() error }); ok {
+			// A recording that failed (disk full) is the session's error.
+			opts.TapErr = e.Err
+		}
 	}
 	if approver != nil {
 		opts.Approver = approver
@@ -151,6 +155,14 @@ func runSpawnWith(ctx context.Context, ios *iostreams.IO, f SpawnFlags, agentArg
 // sessionOptions turns spawn's flags into bridge options, refusing what
 // cannot work before anything starts.
 func sessionOptions(ios *iostreams.IO, f SpawnFlags, agentArgs []string) (bridge.Options, *approve.Chain, error) {
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"--timeout", f.Timeout}, {"--idle-timeout", f.IdleTimeout}, {"--approval-timeout", f.ApprovalTimeout}} {
+		if d.v < 0 {
+			return bridge.Options{}, nil, usageError("%s %s: a duration cannot be negative (0 means no limit)", d.flag, d.v)
+		}
+	}
 	profile, ok := bridge.Profiles[f.Agent]
 	if !ok {
 		return bridge.Options{}, nil, usageError("unknown --agent %q", f.Agent)
