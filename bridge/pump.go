@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"runtime"
 	"sync"
 
 	"github.com/agentjq/agentjq/protocol"
 )
 
 // The agent's stdout is the data path. One goroutine reads it in chunks of
-// whole lines, finds what each line is, and hands runs of lines it only
+// whole lines, finds what each line is (a large chunk on every core at
+// once: validation is most of the work), and hands runs of lines it only
 // passes on to the stdout writer without copying them; the chunk's buffer
 // goes back to the pool once the writer is done with it. The writer's
 // queue is bounded, so a slow reader of our stdout slows the agent down
@@ -160,13 +162,65 @@ func (s *session) readAgentStdout(ctx context.Context, r io.Reader) {
 	}
 }
 
-// passChunk writes each run of plain lines as one slice of buf, and
-// handles the other lines one by one. A tap sees each line as the run
-// reaches it, so it sees every line in order. It returns the number of
-// the next line.
-func (s *session) passChunk(ctx context.Context, buf []byte, n int) int {
-	runStart := -1 // offset of the first line of the current run
-	for off := 0; off < len(buf); n++ {
+// lineInfo is one line of a chunk: where it lies (end excludes its
+// newline, next is the offset of the next line) and what it is.
+type lineInfo struct {
+	start, end, next int
+	kind             lineKind
+	head             protocol.Head
+}
+
+// parallelChunk is the size from which a chunk's lines are classified on
+// every core at once: validating each line is most of the data path's work.
+const parallelChunk = 64 << 10
+
+// classifyChunk finds the lines of buf and what each is, appending to
+// infos. A large chunk is cut at newlines into one part per core.
+func classifyChunk(buf []byte, infos []lineInfo) []lineInfo {
+	parts := 1
+	if len(buf) >= parallelChunk {
+		parts = runtime.NumCPU()
+	}
+	if parts == 1 {
+		return classifyLines(buf, 0, infos)
+	}
+	var cuts []int // part boundaries, each just after a newline
+	for i := 1; i < parts; i++ {
+		at := len(buf) * i / parts
+		if len(cuts) > 0 && at < cuts[len(cuts)-1] {
+			continue
+		}
+		nl := bytes.IndexByte(buf[at:], '\n')
+		if nl < 0 {
+			break
+		}
+		cuts = append(cuts, at+nl+1)
+	}
+	cuts = append(cuts, len(buf))
+	found := make([][]lineInfo, len(cuts))
+	var wg sync.WaitGroup
+	from := 0
+	for i, to := range cuts {
+		if to <= from {
+			continue
+		}
+		wg.Add(1)
+		go func(i, from, to int) {
+			defer wg.Done()
+			found[i] = classifyLines(buf[:to], from, nil)
+		}(i, from, to)
+		from = to
+	}
+	wg.Wait()
+	for _, f := range found {
+		infos = append(infos, f...)
+	}
+	return infos
+}
+
+// classifyLines classifies the lines of buf from offset off.
+func classifyLines(buf []byte, off int, infos []lineInfo) []lineInfo {
+	for off < len(buf) {
 		end := bytes.IndexByte(buf[off:], '\n')
 		next := len(buf)
 		if end >= 0 {
@@ -175,21 +229,35 @@ func (s *session) passChunk(ctx context.Context, buf []byte, n int) int {
 		} else {
 			end = len(buf)
 		}
-		line := buf[off:end]
-		kind, head := classify(line)
-		if kind == linePlain {
+		kind, head := classify(buf[off:end])
+		infos = append(infos, lineInfo{off, end, next, kind, head})
+		off = next
+	}
+	return infos
+}
+
+// passChunk writes each run of plain lines as one slice of buf, and
+// handles the other lines one by one. A tap sees each line as the run
+// reaches it, so it sees every line in order. It returns the number of
+// the next line.
+func (s *session) passChunk(ctx context.Context, buf []byte, n int) int {
+	s.infos = classifyChunk(buf, s.infos[:0])
+	runStart := -1 // offset of the first line of the current run
+	for _, li := range s.infos {
+		line := buf[li.start:li.end]
+		if li.kind == linePlain {
 			s.tap(protocol.DirOut, line)
 			if runStart < 0 {
-				runStart = off
+				runStart = li.start
 			}
 		} else {
 			if runStart >= 0 {
-				s.out.putNow(buf[runStart:off], nil)
+				s.out.putNow(buf[runStart:li.start], nil)
 				runStart = -1
 			}
-			s.agentLine(ctx, n, kind, head, line, buf[off:next])
+			s.agentLine(ctx, n, li.kind, li.head, line, buf[li.start:li.next])
 		}
-		off = next
+		n++
 	}
 	if runStart >= 0 {
 		s.passOut(buf[runStart:])

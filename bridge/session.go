@@ -147,6 +147,7 @@ type session struct {
 	reaped bool
 
 	stderrTail tail
+	infos      []lineInfo // the pump's, reused from chunk to chunk
 	reqSeq     int
 	atEndOnce  sync.Once
 }
