@@ -36,6 +36,8 @@ type queueWriter struct {
 	// closer, when set, is closed once the queue has drained on end (the
 	// agent's stdin: EOF after the last line).
 	closer io.Closer
+	// gate, when set, holds the writes while a prompt is open.
+	gate *OutputGate
 }
 
 // piece is one queued write; release, when set, is called once its bytes
@@ -126,6 +128,11 @@ func (q *queueWriter) run() {
 		for len(q.queue) == 0 && q.dropped == 0 && !q.ending && !q.closed {
 			q.mu.Unlock()
 			<-q.wake
+			q.mu.Lock()
+		}
+		if q.gate != nil {
+			q.mu.Unlock()
+			q.gate.wait(q.closedC)
 			q.mu.Lock()
 		}
 		batch := q.queue

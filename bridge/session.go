@@ -77,6 +77,8 @@ type Options struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+	// Gate, when set, holds stdout while a prompt is open (OutputGate).
+	Gate *OutputGate
 	// Signals delivers SIGINT, SIGTERM and SIGPIPE from the caller.
 	Signals <-chan os.Signal
 }
@@ -183,6 +185,12 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		background: map[string]bool{},
 		denied:     map[string]bool{},
 		stderrTail: tail{max: 64 << 10},
+	}
+	if opts.Gate != nil {
+		s.out.gate = opts.Gate
+		opts.Gate.mu.Lock()
+		opts.Gate.flush = s.out.flushed
+		opts.Gate.mu.Unlock()
 	}
 	return s.run(ctx)
 }

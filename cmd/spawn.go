@@ -194,7 +194,18 @@ func sessionOptions(ios *iostreams.IO, f SpawnFlags, agentArgs []string) (bridge
 		Resume: f.Resume, SessionID: f.SessionID, MaxTurns: f.MaxTurns,
 		Partial: f.Partial,
 	}, agentArgs)
-	chain, err := approvalChain(ios, f, dir)
+	// The terminal is the person's: when stdin is the terminal prompts
+	// are answered on, one reader serves both, and a line typed while a
+	// prompt is open is its answer, never a turn. While a prompt is open
+	// stdout is held, so a viewer on that terminal does not draw into it.
+	var tin *approve.TerminalInput
+	stdin := ios.In
+	if ios.InTTY && f.Prompt == "" && !f.NoPrompt {
+		tin = approve.NewTerminalInput(ios.In, true)
+		stdin = tin.Turns()
+	}
+	gate := bridge.NewOutputGate()
+	chain, err := approvalChain(ios, f, dir, tin, gate.Hold)
 	if err != nil {
 		return bridge.Options{}, nil, err
 	}
@@ -207,8 +218,9 @@ func sessionOptions(ios *iostreams.IO, f SpawnFlags, agentArgs []string) (bridge
 		IdleTimeout:     f.IdleTimeout,
 		Timeout:         f.Timeout,
 		Approver:        chain,
-		Stdin:           ios.In,
+		Stdin:           stdin,
 		Stdout:          ios.Out,
+		Gate:            gate,
 		Stderr:          ios.Err,
 	}
 	if f.Prompt != "" {
@@ -264,7 +276,7 @@ func lookPath(name, path string) (string, error) {
 // approvalChain builds the deciders for can_use_tool: policies, approver,
 // the terminal, and the fail-closed default. A policy that does not parse
 // fails here, before the agent starts.
-func approvalChain(ios *iostreams.IO, f SpawnFlags, cwd string) (*approve.Chain, error) {
+func approvalChain(ios *iostreams.IO, f SpawnFlags, cwd string, tin *approve.TerminalInput, quiet func() func()) (*approve.Chain, error) {
 	var tty func() (io.ReadWriteCloser, error)
 	if !f.NoPrompt {
 		tty = ios.OpenTTY
@@ -274,6 +286,8 @@ func approvalChain(ios *iostreams.IO, f SpawnFlags, cwd string) (*approve.Chain,
 		Approver:       f.Approver,
 		ApproverFormat: f.ApproverFormat,
 		TTY:            tty,
+		TerminalInput:  tin,
+		Quiet:          quiet,
 		Cwd:            cwd,
 		Home:           ios.Getenv("HOME"),
 		Env:            ios.Environ,
