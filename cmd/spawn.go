@@ -304,7 +304,19 @@ flight. Stdout: the agent's lines byte for byte, plus agentjq's own events
 
 Signals: the first SIGINT interrupts the turn, a second within 5s closes the
 agent's stdin and terminates its process group, a third kills it. SIGTERM
-runs the same staged shutdown.
+runs the same staged shutdown. Each stage (interrupt, close stdin, SIGTERM,
+SIGKILL) waits at most the grace period ($AGENTJQ_GRACE, default 5s) before
+the next, whatever the peers do: after the agent exits, agentjq waits at
+most one more grace for stdout and stderr to take what is left, then gives
+it up (saying so on stderr) and exits. No reader that stops reading and no
+agent that stops reading its stdin can hold this up.
+
+The terminal: when stdin is the terminal that prompts are answered on, a
+line typed while a permission prompt is open answers the prompt; any other
+line is a turn. Ctrl-D ends the turns (prompts still work until the session
+ends). While a prompt is open agentjq holds its stdout, so a viewer on the
+same terminal (spawn | agentjq filter --view) prints nothing into it; the
+held lines follow the answer.
 
 ` + exitTable(protocol.SpawnExitTable) + `
 Examples:
