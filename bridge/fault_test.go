@@ -402,3 +402,50 @@ func TestTapFailureIsAnError(t *testing.T) {
 		t.Errorf("exit event %v", ex)
 	}
 }
+
+// TestOutputGateHoldsStdout: while a prompt holds the gate, nothing more
+// reaches stdout; after the release everything does, in order.
+func TestOutputGateHoldsStdout(t *testing.T) {
+	var out syncio.Buffer
+	q := newQueueWriter(&out, outQueue)
+	g := NewOutputGate()
+	q.gate, g.flush = g, q.flushed
+	q.put([]byte("before\n"), nil, false)
+	release := g.Hold()
+	if got := out.String(); got != "before\n" {
+		t.Fatalf("Hold did not let the earlier line out first: %q", got)
+	}
+	q.put([]byte("during\n"), nil, false)
+	time.Sleep(100 * time.Millisecond)
+	if got := out.String(); got != "before\n" {
+		t.Fatalf("a line got past the held gate: %q", got)
+	}
+	release()
+	q.flushed(time.Now().Add(5 * time.Second))
+	if got := out.String(); got != "before\nduring\n" {
+		t.Errorf("after the release: %q", got)
+	}
+	if lost := q.drain(time.Second); lost != 0 {
+		t.Errorf("lost %d bytes", lost)
+	}
+}
+
+// TestStalledWriterIsAbandoned: a stdout that never takes a write does not
+// hold drain beyond its deadline, and what was lost is counted.
+func TestStalledWriterIsAbandoned(t *testing.T) {
+	q := newQueueWriter(newStalledWriter(t), outQueue)
+	q.put([]byte("first\n"), nil, false)
+	time.Sleep(20 * time.Millisecond) // the writer is now stuck in its write
+	q.put([]byte("second\n"), nil, false)
+	start := time.Now()
+	lost := q.drain(200 * time.Millisecond)
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("drain took %s", d)
+	}
+	if lost == 0 {
+		t.Error("no bytes reported lost")
+	}
+	if q.put([]byte("late\n"), nil, true) {
+		t.Error("a put after abandon was taken")
+	}
+}
