@@ -324,11 +324,21 @@ type tail struct {
 }
 
 func (t *tail) Write(p []byte) (int, error) {
+	if len(p) > t.max {
+		p = p[len(p)-t.max:]
+	}
 	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - t.max; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
+	// Trim only once the buffer holds twice the tail: a flood of short
+	// lines then costs a copy of the tail per max bytes, not per line.
+	if len(t.buf) >= 2*t.max {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
 	}
 	return len(p), nil
 }
 
-func (t *tail) String() string { return string(t.buf) }
+func (t *tail) String() string {
+	if over := len(t.buf) - t.max; over > 0 {
+		return string(t.buf[over:])
+	}
+	return string(t.buf)
+}
