@@ -425,7 +425,7 @@ func TestOutputGateHoldsStdout(t *testing.T) {
 	if got := out.String(); got != "before\nduring\n" {
 		t.Errorf("after the release: %q", got)
 	}
-	if lost := q.drain(time.Second); lost != 0 {
+	if lost := q.drain(time.Second, time.Second); lost != 0 {
 		t.Errorf("lost %d bytes", lost)
 	}
 }
@@ -438,7 +438,7 @@ func TestStalledWriterIsAbandoned(t *testing.T) {
 	time.Sleep(20 * time.Millisecond) // the writer is now stuck in its write
 	q.put([]byte("second\n"), nil, false)
 	start := time.Now()
-	lost := q.drain(200 * time.Millisecond)
+	lost := q.drain(200*time.Millisecond, time.Hour)
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("drain took %s", d)
 	}

@@ -26,9 +26,10 @@ type queueWriter struct {
 	queue     []piece
 	queued    int
 	dropped   int64
-	ending    bool // drain and stop: no more puts
-	closed    bool // a write failed, or the stream was closed
-	abandoned bool // given up on: the writer may be stuck in a write
+	progress  time.Time // when a write last finished, or the queue was last empty
+	ending    bool      // drain and stop: no more puts
+	closed    bool      // a write failed, or the stream was closed
+	abandoned bool      // given up on: the writer may be stuck in a write
 	wake      chan struct{}
 	room      chan struct{} // closed and renewed whenever bytes leave the queue
 	closedC   chan struct{}
@@ -52,7 +53,7 @@ func newQueueWriter(w io.Writer, limit int) *queueWriter {
 		w = io.Discard
 	}
 	q := &queueWriter{w: w, limit: limit, wake: make(chan struct{}, 1),
-		room: make(chan struct{}), closedC: make(chan struct{}), done: make(chan struct{})}
+		room: make(chan struct{}), closedC: make(chan struct{}), done: make(chan struct{}), progress: time.Now()}
 	go q.run()
 	return q
 }
@@ -103,6 +104,9 @@ func (q *queueWriter) putNow(b []byte, release func()) bool {
 			release()
 		}
 		return false
+	}
+	if q.queued == 0 {
+		q.progress = time.Now()
 	}
 	q.queue = append(q.queue, piece{b, release})
 	q.queued += len(b)
@@ -181,6 +185,7 @@ func (q *queueWriter) run() {
 		scratch = scratch[:0]
 		q.mu.Lock()
 		q.queued -= n
+		q.progress = time.Now()
 		if err != nil {
 			q.closeLocked()
 		}
@@ -275,9 +280,17 @@ func (q *queueWriter) end() {
 }
 
 // drain ends the stream and waits at most d for everything queued to be
-// written. It reports the bytes it had to give up on (0: all written).
-func (q *queueWriter) drain(d time.Duration) int {
+// written. It reports the bytes it had to give up on (0: all written). A
+// stream whose reader has taken nothing for stalled already is given up at
+// once: waiting longer for it only delays the exit.
+func (q *queueWriter) drain(d, stalled time.Duration) int {
 	q.end()
+	q.mu.Lock()
+	stuck := q.queued > 0 && time.Since(q.progress) >= stalled
+	q.mu.Unlock()
+	if stuck {
+		return q.abandon()
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -286,6 +299,17 @@ func (q *queueWriter) drain(d time.Duration) int {
 	case <-t.C:
 	}
 	return q.abandon()
+}
+
+// stalledFor is how long the stream has had lines queued without a write
+// finishing (0 when nothing waits).
+func (q *queueWriter) stalledFor() time.Duration {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.queued == 0 || q.closed {
+		return 0
+	}
+	return time.Since(q.progress)
 }
 
 // abandon gives up on the stream: queued lines are dropped and waiting

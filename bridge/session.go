@@ -267,9 +267,13 @@ func (s *session) run(ctx context.Context) (Report, error) {
 	// written, and whatever a peer would not take by then is abandoned.
 	deadline := time.Now().Add(s.opts.Grace)
 	s.forceCloseStdin()
+	stdoutWait := time.Until(deadline)
+	if s.out.stalledFor() >= s.opts.Grace {
+		stdoutWait = 0
+	}
 	select {
 	case <-stdoutDone:
-	case <-time.After(time.Until(deadline)):
+	case <-time.After(stdoutWait):
 		stdoutR.Close()
 		select {
 		case <-stdoutDone:
@@ -278,6 +282,11 @@ func (s *session) run(ctx context.Context) (Report, error) {
 			s.out.abandon()
 			<-stdoutDone
 		}
+	}
+	if s.out.stalledFor() >= s.opts.Grace {
+		// Nobody has read our stdout for a whole grace: the agent's last
+		// lines and the exit event will not be read either.
+		s.out.abandon()
 	}
 	signalGroup(s.pid, sigKILL)
 	select {
@@ -311,10 +320,10 @@ func (s *session) endOutput() { s.endOutputBy(time.Now().Add(s.opts.Grace)) }
 // said on stderr, if stderr still takes it.
 func (s *session) endOutputBy(deadline time.Time) {
 	wait := func() time.Duration { return max(time.Until(deadline), 200*time.Millisecond) }
-	if lost := s.out.drain(wait()); lost > 0 {
-		fmt.Fprintf(s.opts.Stderr, "agentjq: stdout was not read within %s of the agent's exit; gave up on %d bytes (the exit event among them)\n", s.opts.Grace, lost)
+	if lost := s.out.drain(wait(), s.opts.Grace); lost > 0 {
+		fmt.Fprintf(s.opts.Stderr, "agentjq: stdout is not being read; gave up on the last %d bytes (the exit event among them)\n", lost)
 	}
-	s.errq.drain(wait())
+	s.errq.drain(wait(), s.opts.Grace)
 }
 
 // loop waits for the end of the session, closing the agent's stdin when
