@@ -90,6 +90,11 @@ func faultCases() []faultCase {
 			signals: []timedSignal{{300 * time.Millisecond, syscall.SIGTERM}},
 			// interrupt, close stdin, SIGTERM (ignored), SIGKILL, exit.
 			bound: 300*time.Millisecond + 4*g, outcome: protocol.OutcomeInterrupted,
+			check: func(t *testing.T, r faultRun) {
+				if n := len(events(t, r.stdout, "warning")); n > 3 {
+					t.Errorf("%d warnings: one per unsent line?", n)
+				}
+			},
 		},
 		{
 			name: "stdout reader stalls with the pipe open, --timeout", scenario: "flood",

@@ -664,6 +664,13 @@ func (s *session) readInput(ctx context.Context) {
 	lr := newLineReader(s.opts.Stdin)
 	for {
 		line, err := lr.next()
+		if line != nil && (s.stdinEnded() || s.agentIn.isClosed()) {
+			// The session is shutting down: say so once, not per line.
+			if len(bytes.TrimSpace(line)) > 0 {
+				s.warnLine(protocol.WarnInternal, fmt.Sprintf("stdin:%d: the agent's stdin is closed; this line and any after it not sent", lr.n), lr.n)
+			}
+			return
+		}
 		if line != nil {
 			s.inputLine(lr.n, line)
 		}
