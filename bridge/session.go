@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -148,6 +149,7 @@ type session struct {
 	// after its stdin closed, so agentjq terminated it.
 	reaped bool
 
+	ended      atomic.Bool // the exit event is written
 	stderrTail tail
 	infos      []lineInfo // the pump's, reused from chunk to chunk
 	reqSeq     int
@@ -792,7 +794,7 @@ func requestKey(raw []byte) (key string, rawID json.RawMessage, ok bool) {
 }
 
 func (s *session) tap(dir protocol.Direction, line []byte) {
-	if s.opts.Tap != nil {
+	if s.opts.Tap != nil && !s.ended.Load() {
 		s.opts.Tap(dir, line)
 	}
 }
@@ -916,6 +918,9 @@ func (s *session) readAgentStderr(r io.Reader) {
 
 // event writes one of agentjq's own events, unless --no-events.
 func (s *session) event(v any) {
+	if s.ended.Load() {
+		return
+	}
 	b := protocol.Marshal(v)
 	s.tap(protocol.DirEvent, b)
 	if !s.opts.NoEvents {
@@ -942,12 +947,20 @@ func (s *session) cancelPending() {
 	for _, c := range s.pending {
 		c()
 	}
+	// No reply is awaited any more: no late "did not answer" warning.
+	for id, t := range s.ours {
+		t.Stop()
+		delete(s.ours, id)
+	}
 }
 
 // finish computes the outcome and writes the exit event.
 func (s *session) finish() Report {
 	rep, ev := s.outcome()
 	s.event(ev)
+	// The exit event is the last line: a handler that ends late taps and
+	// writes nothing more (the recording is closed after Run returns).
+	s.ended.Store(true)
 	return rep
 }
 
