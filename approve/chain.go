@@ -29,6 +29,11 @@ type ChainOptions struct {
 	ApproverTimeout time.Duration
 	// TTY opens the terminal for prompting; nil when there is none.
 	TTY func() (io.ReadWriteCloser, error)
+	// TerminalInput, when stdin is the terminal too, is the one reader of
+	// it: prompts take their answers from it, not from TTY.
+	TerminalInput *TerminalInput
+	// Quiet is the prompter's Quiet (see Prompter).
+	Quiet func() (done func())
 	// Cwd is the session's working directory: the base of relative path
 	// rules when a request carries none, and the approver's directory.
 	Cwd string
@@ -272,7 +277,12 @@ func (c *Chain) terminal() *Prompter {
 			return
 		}
 		c.tty = rw
-		c.prompter = NewPrompter(rw, c.opts.Home)
+		if c.opts.TerminalInput != nil {
+			c.prompter = NewPrompterOn(rw, c.opts.TerminalInput, c.opts.Home)
+		} else {
+			c.prompter = NewPrompter(rw, c.opts.Home)
+		}
+		c.prompter.Quiet = c.opts.Quiet
 	})
 	return c.prompter
 }

@@ -19,11 +19,21 @@ import (
 // soon as the request's context is done, saying so on the terminal.
 // "Always" answers become session rules that allow the same call again
 // without asking.
+//
+// When stdin is that same terminal, the session's turns and the prompts
+// share one reader (TerminalInput): a line typed while a prompt is open is
+// the prompt's answer, any other line is a turn.
 type Prompter struct {
 	w     io.Writer
 	lines chan string
 	sem   chan struct{}
 	home  string
+	in    *TerminalInput
+	// Quiet, when set, is called before a prompt is drawn; the function it
+	// returns, once the prompt is answered. spawn holds its stdout
+	// meanwhile, so a viewer on the same terminal (spawn | filter --view)
+	// prints nothing into the middle of the prompt.
+	Quiet func() (done func())
 
 	mu      sync.Mutex
 	session *RuleSet
@@ -47,6 +57,101 @@ func NewPrompter(rw io.ReadWriter, home string) *Prompter {
 		}
 	}()
 	return p
+}
+
+// NewPrompterOn asks on w and reads the answers from in, the one reader
+// of a terminal that also carries the session's turns.
+func NewPrompterOn(w io.Writer, in *TerminalInput, home string) *Prompter {
+	return &Prompter{w: w, lines: in.answers, sem: make(chan struct{}, 1), home: home, in: in}
+}
+
+// TerminalInput is the only reader of a terminal that is both stdin (the
+// person's turns) and where prompts are answered. Two readers of one
+// terminal would race for each line: the "y" meant for a prompt would
+// become a turn. While a prompt is open every line typed belongs to it;
+// otherwise a line is a turn, read from Turns.
+type TerminalInput struct {
+	mu        sync.Mutex
+	prompting bool
+	answers   chan string
+	turns     chan []byte
+	pending   []byte // the part of a turn not read yet
+}
+
+// NewTerminalInput starts reading lines from r. again says whether to read
+// on after an end of file (a terminal's Ctrl-D ends the turns, yet later
+// prompts still need answers); a reader that is not a terminal ends there.
+func NewTerminalInput(r io.Reader, again bool) *TerminalInput {
+	t := &TerminalInput{answers: make(chan string, 16), turns: make(chan []byte, 1024)}
+	go func() {
+		defer close(t.answers)
+		br := bufio.NewReader(r)
+		turnsOpen := true
+		for {
+			line, err := br.ReadString('\n')
+			if line != "" {
+				t.route(line, &turnsOpen)
+			}
+			if err != nil {
+				t.mu.Lock()
+				prompting := t.prompting
+				t.mu.Unlock()
+				if turnsOpen && !prompting {
+					close(t.turns)
+					turnsOpen = false
+				}
+				if !again || !errors.Is(err, io.EOF) {
+					if turnsOpen {
+						close(t.turns)
+					}
+					return
+				}
+				if prompting {
+					t.answers <- "" // Ctrl-D at a prompt: no answer
+				}
+				br = bufio.NewReader(r)
+			}
+		}
+	}()
+	return t
+}
+
+func (t *TerminalInput) route(line string, turnsOpen *bool) {
+	t.mu.Lock()
+	prompting := t.prompting
+	t.mu.Unlock()
+	switch {
+	case prompting:
+		t.answers <- strings.TrimRight(line, "\r\n")
+	case *turnsOpen:
+		t.turns <- []byte(line)
+	}
+}
+
+// setPrompting says whether a prompt is open.
+func (t *TerminalInput) setPrompting(on bool) {
+	t.mu.Lock()
+	t.prompting = on
+	t.mu.Unlock()
+}
+
+// Turns is the stream of the lines typed while no prompt was open.
+func (t *TerminalInput) Turns() io.Reader { return turnReader{t} }
+
+type turnReader struct{ t *TerminalInput }
+
+func (r turnReader) Read(p []byte) (int, error) {
+	t := r.t
+	if len(t.pending) == 0 {
+		line, ok := <-t.turns
+		if !ok {
+			return 0, io.EOF
+		}
+		t.pending = line
+	}
+	n := copy(p, t.pending)
+	t.pending = t.pending[n:]
+	return n, nil
 }
 
 var errTTYClosed = errors.New("the terminal was closed")
@@ -76,6 +181,13 @@ func (p *Prompter) Decide(ctx context.Context, req *Request) (Verdict, error) {
 		return Verdict{}, ctx.Err()
 	}
 	defer func() { <-p.sem }()
+	if p.Quiet != nil {
+		defer p.Quiet()()
+	}
+	if p.in != nil {
+		p.in.setPrompting(true)
+		defer p.in.setPrompting(false)
+	}
 	p.drain()
 	var v Verdict
 	var err error

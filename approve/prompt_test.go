@@ -267,3 +267,34 @@ func TestChainUsesTerminalForAsk(t *testing.T) {
 		t.Fatal("no decision")
 	}
 }
+
+// TestTerminalInputRoutesLines: lines typed while no prompt is open are
+// turns; a line typed while one is open is its answer and never a turn.
+func TestTerminalInputRoutesLines(t *testing.T) {
+	r, w := io.Pipe()
+	in := NewTerminalInput(r, false)
+	turns := in.Turns()
+	w.Write([]byte("first turn\n"))
+	buf := make([]byte, 64)
+	n, _ := turns.Read(buf)
+	if string(buf[:n]) != "first turn\n" {
+		t.Fatalf("turn %q", buf[:n])
+	}
+	in.setPrompting(true)
+	w.Write([]byte("y\n"))
+	select {
+	case a := <-in.answers:
+		if a != "y" {
+			t.Errorf("answer %q", a)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the answer did not reach the prompt")
+	}
+	in.setPrompting(false)
+	w.Write([]byte("second turn\n"))
+	w.Close()
+	rest, _ := io.ReadAll(turns)
+	if string(rest) != "second turn\n" {
+		t.Errorf("turns after the prompt: %q (the answer must not be one)", rest)
+	}
+}

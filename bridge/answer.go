@@ -13,7 +13,7 @@ import (
 
 // answer handles one control request from the agent and sends exactly one
 // response, unless the agent withdrew the request first.
-func (s *session) answer(ctx context.Context, id string, request json.RawMessage) {
+func (s *session) answer(ctx context.Context, id string, rawID json.RawMessage, request json.RawMessage) {
 	defer func() {
 		s.mu.Lock()
 		if cancel := s.pending[id]; cancel != nil {
@@ -30,7 +30,7 @@ func (s *session) answer(ctx context.Context, id string, request json.RawMessage
 	_ = json.Unmarshal(request, &head)
 	switch head.Subtype {
 	case protocol.SubCanUseTool:
-		s.canUseTool(ctx, id, request)
+		s.canUseTool(ctx, id, rawID, request)
 		return
 	}
 	var resp []byte
@@ -40,9 +40,9 @@ func (s *session) answer(ctx context.Context, id string, request json.RawMessage
 			return
 		}
 		if err != nil {
-			resp = protocol.ErrorResponse(id, err.Error())
+			resp = errorResponse(rawID, err.Error())
 		} else {
-			resp = protocol.SuccessResponse(id, payload)
+			resp = successResponse(rawID, payload)
 		}
 	} else {
 		msg := protocol.UnsupportedMessage(head.Subtype)
@@ -54,7 +54,7 @@ func (s *session) answer(ctx context.Context, id string, request json.RawMessage
 		default:
 			s.warn(protocol.WarnUnanswered, fmt.Sprintf("answered unknown control request subtype %q with an error", head.Subtype))
 		}
-		resp = protocol.ErrorResponse(id, msg)
+		resp = errorResponse(rawID, msg)
 	}
 	if ctx.Err() != nil && errors.Is(context.Cause(ctx), errWithdrawn) {
 		return
@@ -69,11 +69,11 @@ func (s *session) answer(ctx context.Context, id string, request json.RawMessage
 var errWithdrawn = errors.New("the agent withdrew the request")
 
 // canUseTool runs the approval chain and answers a permission request.
-func (s *session) canUseTool(ctx context.Context, id string, raw json.RawMessage) {
+func (s *session) canUseTool(ctx context.Context, id string, rawID, raw json.RawMessage) {
 	start := time.Now()
 	req := approve.Request{RequestID: id, Cwd: s.opts.Dir}
 	if err := json.Unmarshal(raw, &req.CanUseTool); err != nil {
-		s.respondPermission(id, &req, protocol.DenyResult(&req.CanUseTool, "agentjq could not read this permission request: "+err.Error()), protocol.ByError, "", start)
+		s.respondPermission(id, rawID, &req, protocol.DenyResult(&req.CanUseTool, "agentjq could not read this permission request: "+err.Error()), protocol.ByError, "", start)
 		return
 	}
 	s.mu.Lock()
@@ -99,12 +99,12 @@ func (s *session) canUseTool(ctx context.Context, id string, raw json.RawMessage
 	case errors.Is(context.Cause(dctx), errApprovalTimeout):
 		msg := fmt.Sprintf("agentjq: no decision within %s (--approval-timeout), so the call was denied.", s.opts.ApprovalTimeout)
 		s.warn(protocol.WarnApprovalTimeout, fmt.Sprintf("permission request %s for %s timed out", id, req.ToolName))
-		s.respondPermission(id, &req, protocol.DenyResult(&req.CanUseTool, msg), protocol.ByTimeout, "", start)
+		s.respondPermission(id, rawID, &req, protocol.DenyResult(&req.CanUseTool, msg), protocol.ByTimeout, "", start)
 		return
 	case err != nil:
 		msg := "agentjq: the approval chain failed, so the call was denied: " + err.Error()
 		fmt.Fprintf(s.opts.Stderr, "agentjq: approving %s: %v\n", req.ToolName, err)
-		s.respondPermission(id, &req, protocol.DenyResult(&req.CanUseTool, msg), protocol.ByError, "", start)
+		s.respondPermission(id, rawID, &req, protocol.DenyResult(&req.CanUseTool, msg), protocol.ByError, "", start)
 		return
 	}
 	var res protocol.PermissionResult
@@ -125,7 +125,7 @@ func (s *session) canUseTool(ctx context.Context, id string, raw json.RawMessage
 		res = protocol.DenyResult(&req.CanUseTool, msg)
 		res.Interrupt = v.Interrupt
 	}
-	s.respondPermission(id, &req, res, v.Source, v.Rule, start)
+	s.respondPermission(id, rawID, &req, res, v.Source, v.Rule, start)
 }
 
 var errApprovalTimeout = errors.New("approval timeout")
@@ -153,7 +153,7 @@ func decide(ctx context.Context, d approve.Decider, req *approve.Request) (appro
 // respondPermission records the decision, then sends it. The event goes
 // first so that a recording (and a reader of stdout) sees who decided
 // before the agent acts on the answer.
-func (s *session) respondPermission(id string, req *approve.Request, res protocol.PermissionResult, by, rule string, start time.Time) {
+func (s *session) respondPermission(id string, rawID json.RawMessage, req *approve.Request, res protocol.PermissionResult, by, rule string, start time.Time) {
 	if res.Behavior == protocol.Deny {
 		key := req.ToolUseID
 		if key == "" {
@@ -172,7 +172,7 @@ func (s *session) respondPermission(id string, req *approve.Request, res protoco
 		Behavior: res.Behavior, DecidedBy: by, Rule: rule, Message: res.Message,
 		LatencyUS: time.Since(start).Microseconds(),
 	})
-	if err := s.writeAgent(protocol.SuccessResponse(id, res)); err != nil {
+	if err := s.writeAgent(successResponse(rawID, res)); err != nil {
 		s.warn(protocol.WarnInternal, "could not answer permission request "+id+": "+err.Error())
 	}
 }
@@ -192,4 +192,31 @@ func hasAnswers(input json.RawMessage) bool {
 		}
 	}
 	return false
+}
+
+// successResponse and errorResponse build a control_response echoing the
+// request's id as the JSON value it came as (a string or a number).
+func successResponse(rawID json.RawMessage, payload any) []byte {
+	if payload == nil {
+		payload = struct{}{}
+	}
+	return protocol.Marshal(struct {
+		Type     string `json:"type"`
+		Response any    `json:"response"`
+	}{protocol.TypeControlResp, struct {
+		Subtype   string          `json:"subtype"`
+		RequestID json.RawMessage `json:"request_id"`
+		Response  any             `json:"response"`
+	}{"success", rawID, payload}})
+}
+
+func errorResponse(rawID json.RawMessage, message string) []byte {
+	return protocol.Marshal(struct {
+		Type     string `json:"type"`
+		Response any    `json:"response"`
+	}{protocol.TypeControlResp, struct {
+		Subtype   string          `json:"subtype"`
+		RequestID json.RawMessage `json:"request_id"`
+		Error     string          `json:"error"`
+	}{"error", rawID, message}})
 }

@@ -21,12 +21,17 @@ type Profile struct {
 	// SessionInEnvelope: the user envelope carries the current session_id
 	// (the legacy context CLI reads it).
 	SessionInEnvelope bool
+	// TurnIDs: the agent names the turns each result answers (the
+	// envelope's uuid, echoed in user_message_uuids and command_lifecycle),
+	// so turns it folds together are still counted right.
+	TurnIDs bool
 }
 
 // Profiles are the agent CLIs agentjq knows.
 var Profiles = map[string]Profile{
 	"claude": {
 		Name:     "claude",
+		TurnIDs:  true,
 		BaseArgs: []string{"--input-format", "stream-json", "--output-format", "stream-json", "--verbose", "--permission-prompt-tool", "stdio"},
 	},
 	// The context CLI's legacy v1 contract, exactly as its document spells

@@ -6,18 +6,20 @@ import (
 	"io"
 	"runtime"
 	"sync"
-	"time"
 
 	"github.com/agentjq/agentjq/protocol"
 )
 
-// The agent's stdout is the hot path: a gigabyte of events must cost little
-// more than cat. It is read in chunks of whole lines; workers on every core
-// validate and classify the lines of different chunks at once; the session
-// then takes the chunks in order, writes a chunk of plain events with one
-// write, and acts on the few lines that need it.
+// The agent's stdout is the data path. One goroutine reads it in chunks of
+// whole lines, finds what each line is (a large chunk on every core at
+// once: validation is most of the work), and hands runs of lines it only
+// passes on to the stdout writer without copying them; the chunk's buffer
+// goes back to the pool once the writer is done with it. The writer's
+// queue is bounded, so a slow reader of our stdout slows the agent down
+// (backpressure) rather than filling memory. A line of any length is read
+// in pieces and joined once.
 
-// lineKind is what a worker found a line to be.
+// lineKind is what a line is to the session.
 type lineKind uint8
 
 const (
@@ -27,54 +29,43 @@ const (
 	lineBad                    // not a JSON object: a warning, not passed on
 )
 
-type chunk struct {
-	buf   []byte // whole lines; only the stream's last may lack its '\n'
-	first int    // number of its first line in the stream
-	lines [][]byte
-	kinds []lineKind
-	heads []protocol.Head
-	plain bool // every line is linePlain
-	ready chan struct{}
-}
-
 const (
 	chunkSize = 256 << 10
 	// keepChunk is the largest buffer returned to the pool.
 	keepChunk = 4 << 20
-	// chunksAhead bounds the chunks read ahead of the session.
-	chunksAhead = 4
 	// longPiece is the size of the pieces a long line is read in.
 	longPiece = 1 << 20
-	// smallChunk is the size under which the reader classifies a chunk
-	// itself.
-	smallChunk = 16 << 10
+	// outQueue bounds the bytes of agent output waiting for our stdout.
+	outQueue = 1 << 20
 )
 
 var chunkPool = sync.Pool{New: func() any { b := make([]byte, 0, chunkSize); return &b }}
 
-// readChunks reads r into chunks of whole lines, handing each to the
-// workers and, in order, to out. It closes out at the end of r.
-func readChunks(r io.Reader, work chan<- *chunk, out chan<- *chunk) {
-	defer close(work)
-	defer close(out)
-	var carry []byte // a partial line from the previous read
-	lineNo := 1
-	for {
+// chunkReader reads whole lines, many at a time.
+type chunkReader struct {
+	r     io.Reader
+	carry []byte // a partial line from the previous read
+	done  bool
+}
+
+// next returns the next run of whole lines (only the stream's last may
+// lack its '\n'), in a buffer from the pool, or nil at the end.
+func (cr *chunkReader) next() []byte {
+	for !cr.done {
 		bp := chunkPool.Get().(*[]byte)
-		buf := append((*bp)[:0], carry...)
+		buf := append((*bp)[:0], cr.carry...)
 		var err error
 		var pieces [][]byte // a line longer than one buffer, read in pieces
 		for {
 			if len(buf) == cap(buf) {
-				// A line longer than the buffer: keep it as a piece and
-				// read on into a new one. The pieces are joined once when
-				// the line ends, so a huge line costs twice its size at
-				// most, never a run of ever larger copies.
+				// Keep the full buffer as a piece and read on into a new
+				// one; the pieces are joined once when the line ends, so
+				// a huge line costs twice its size at most.
 				pieces = append(pieces, buf)
 				buf = make([]byte, 0, longPiece)
 			}
 			var n int
-			n, err = r.Read(buf[len(buf):cap(buf)])
+			n, err = cr.r.Read(buf[len(buf):cap(buf)])
 			start := len(buf)
 			buf = buf[:len(buf)+n]
 			if bytes.IndexByte(buf[start:], '\n') >= 0 || err != nil {
@@ -94,61 +85,46 @@ func readChunks(r io.Reader, work chan<- *chunk, out chan<- *chunk) {
 		}
 		end := bytes.LastIndexByte(buf, '\n') + 1
 		if err != nil {
-			end = len(buf) // the last line, newline or not
+			// EOF, or the pipe closed under us after the agent exited (a
+			// grandchild held it): either way the stream is over.
+			end = len(buf)
+			cr.done = true
 		}
-		carry = append(carry[:0], buf[end:]...)
+		cr.carry = append(cr.carry[:0], buf[end:]...)
+		if cap(cr.carry) > keepChunk {
+			cr.carry = append([]byte(nil), cr.carry...)
+		}
 		if end > 0 {
-			c := &chunk{buf: buf[:end], first: lineNo, ready: make(chan struct{})}
-			lineNo += bytes.Count(c.buf, []byte{'\n'})
-			if len(c.buf) < smallChunk {
-				// A live session writes a line at a time: classify it
-				// here rather than pay a hand-off to a worker.
-				classify(c)
-			} else {
-				work <- c
-			}
-			out <- c
-		} else {
-			chunkPool.Put(bp)
+			return buf[:end]
 		}
-		if err != nil {
-			// EOF, or the pipe closed under us after the agent exited
-			// (a grandchild held it): either way the stream is over.
-			return
-		}
+		putChunk(buf)
+	}
+	return nil
+}
+
+func putChunk(b []byte) {
+	if cap(b) <= keepChunk {
+		b = b[:0]
+		chunkPool.Put(&b)
 	}
 }
 
-// classify splits a chunk into lines and finds what each is.
-func classify(c *chunk) {
-	c.plain = true
-	rest := c.buf
-	for len(rest) > 0 {
-		i := bytes.IndexByte(rest, '\n')
-		var line []byte
-		if i < 0 {
-			line, rest = rest, nil
-		} else {
-			line, rest = rest[:i], rest[i+1:]
-		}
-		head, ok := protocol.Scan(line)
-		kind := linePlain
-		switch {
-		case !ok && len(bytes.TrimSpace(line)) == 0:
-			kind = lineBlank
-		case !ok:
-			kind = lineBad
-		case routed(head):
-			kind = lineRouted
-		}
-		if kind != linePlain {
-			c.plain = false
-		}
-		c.lines = append(c.lines, line)
-		c.kinds = append(c.kinds, kind)
-		c.heads = append(c.heads, head)
+// classify finds what a line is.
+func classify(line []byte) (lineKind, protocol.Head) {
+	head, ok := protocol.Scan(line)
+	switch {
+	case !ok && len(bytes.TrimSpace(line)) == 0:
+		return lineBlank, head
+	case !ok:
+		// TODO(scan): a line nested deeper than the scanner's limit is
+		// still JSON; when Scan says so, route it (answer a can_use_tool
+		// with a deny naming "nesting deeper than N") instead of calling
+		// it not JSON.
+		return lineBad, head
+	case routed(head):
+		return lineRouted, head
 	}
-	close(c.ready)
+	return linePlain, head
 }
 
 // routed reports whether agentjq acts on a line with this head.
@@ -159,7 +135,7 @@ func routed(h protocol.Head) bool {
 		typ, sub = []byte(t), []byte(st)
 	}
 	switch string(typ) {
-	case protocol.TypeResult, protocol.TypeControlRequest, protocol.TypeControlCancel, protocol.TypeControlResp:
+	case protocol.TypeResult, protocol.TypeControlRequest, protocol.TypeControlCancel, protocol.TypeControlResp, typeCommandLifecycle:
 		return true
 	case protocol.TypeSystem:
 		return systemRouted(string(sub))
@@ -168,76 +144,139 @@ func routed(h protocol.Head) bool {
 }
 
 // readAgentStdout copies the agent's lines to our stdout byte for byte and
-// routes the ones agentjq acts on.
+// routes the ones agentjq acts on, in the order they came.
 func (s *session) readAgentStdout(ctx context.Context, r io.Reader) {
-	work := make(chan *chunk, chunksAhead)
-	ordered := make(chan *chunk, chunksAhead)
-	go readChunks(r, work, ordered)
-	var wg sync.WaitGroup
-	for range max(1, runtime.NumCPU()) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for c := range work {
-				classify(c)
-			}
-		}()
-	}
-	defer wg.Wait()
-	for c := range ordered {
-		<-c.ready
-		s.mu.Lock()
-		s.lastOutput = time.Now()
-		s.mu.Unlock()
-		more := len(ordered) > 0
-		if c.plain && s.opts.Tap == nil {
-			s.out.write(c.buf, !more)
-		} else {
-			s.passRuns(ctx, c, !more)
+	cr := &chunkReader{r: r}
+	lineNo := 1
+	for {
+		buf := cr.next()
+		if buf == nil {
+			return
 		}
-		if cap(c.buf) <= keepChunk {
-			b := c.buf[:0]
-			chunkPool.Put(&b)
-		}
+		s.sawOutput()
+		// Backpressure: wait here, holding nothing, until the writer has
+		// room for this chunk.
+		s.out.waitRoom(len(buf))
+		lineNo = s.passChunk(ctx, buf, lineNo)
+		s.out.putNow(nil, func() { putChunk(buf) })
 	}
 }
 
-// passRuns writes each run of plain lines with one write, and handles the
-// other lines one by one. The lines of a chunk lie end to end in its
-// buffer, newlines included, so a run is one slice of it. A tap sees each
-// plain line as the run reaches it, so it sees every line in order.
-func (s *session) passRuns(ctx context.Context, c *chunk, flush bool) {
-	runStart := -1 // offset in c.buf of the first line of the current run
-	offset := 0
-	for i, line := range c.lines {
-		next := offset + len(line) + 1
-		if c.kinds[i] == linePlain {
-			s.tapOut(c, i)
+// lineInfo is one line of a chunk: where it lies (end excludes its
+// newline, next is the offset of the next line) and what it is.
+type lineInfo struct {
+	start, end, next int
+	kind             lineKind
+	head             protocol.Head
+}
+
+// parallelChunk is the size from which a chunk's lines are classified on
+// every core at once: validating each line is most of the data path's work.
+const parallelChunk = 64 << 10
+
+// classifyChunk finds the lines of buf and what each is, appending to
+// infos. A large chunk is cut at newlines into one part per core.
+func classifyChunk(buf []byte, infos []lineInfo) []lineInfo {
+	parts := 1
+	if len(buf) >= parallelChunk {
+		parts = runtime.NumCPU()
+	}
+	if parts == 1 {
+		return classifyLines(buf, 0, infos)
+	}
+	var cuts []int // part boundaries, each just after a newline
+	for i := 1; i < parts; i++ {
+		at := len(buf) * i / parts
+		if len(cuts) > 0 && at < cuts[len(cuts)-1] {
+			continue
+		}
+		nl := bytes.IndexByte(buf[at:], '\n')
+		if nl < 0 {
+			break
+		}
+		cuts = append(cuts, at+nl+1)
+	}
+	cuts = append(cuts, len(buf))
+	found := make([][]lineInfo, len(cuts))
+	var wg sync.WaitGroup
+	from := 0
+	for i, to := range cuts {
+		if to <= from {
+			continue
+		}
+		wg.Add(1)
+		go func(i, from, to int) {
+			defer wg.Done()
+			found[i] = classifyLines(buf[:to], from, nil)
+		}(i, from, to)
+		from = to
+	}
+	wg.Wait()
+	for _, f := range found {
+		infos = append(infos, f...)
+	}
+	return infos
+}
+
+// classifyLines classifies the lines of buf from offset off.
+func classifyLines(buf []byte, off int, infos []lineInfo) []lineInfo {
+	for off < len(buf) {
+		end := bytes.IndexByte(buf[off:], '\n')
+		next := len(buf)
+		if end >= 0 {
+			end += off
+			next = end + 1
+		} else {
+			end = len(buf)
+		}
+		kind, head := classify(buf[off:end])
+		infos = append(infos, lineInfo{off, end, next, kind, head})
+		off = next
+	}
+	return infos
+}
+
+// passChunk writes each run of plain lines as one slice of buf, and
+// handles the other lines one by one. A tap sees each line as the run
+// reaches it, so it sees every line in order. It returns the number of
+// the next line.
+func (s *session) passChunk(ctx context.Context, buf []byte, n int) int {
+	s.infos = classifyChunk(buf, s.infos[:0])
+	runStart := -1 // offset of the first line of the current run
+	for _, li := range s.infos {
+		line := buf[li.start:li.end]
+		if li.kind == linePlain {
+			s.tap(protocol.DirOut, line)
 			if runStart < 0 {
-				runStart = offset
+				runStart = li.start
 			}
 		} else {
 			if runStart >= 0 {
-				s.out.write(c.buf[runStart:offset], false)
+				s.out.putNow(buf[runStart:li.start], nil)
 				runStart = -1
 			}
-			s.agentLine(ctx, c, i, flush && i == len(c.lines)-1)
+			s.agentLine(ctx, n, li.kind, li.head, line, buf[li.start:li.next])
 		}
-		offset = next
+		n++
 	}
 	if runStart >= 0 {
-		s.out.write(c.buf[runStart:], flush)
+		s.passOut(buf[runStart:])
+	}
+	return n
+}
+
+// passOut queues whole lines of agent output; the stream's last line may
+// come without its newline and gets one.
+func (s *session) passOut(b []byte) {
+	s.out.putNow(b, nil)
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		s.out.putNow([]byte{'\n'}, nil)
 	}
 }
 
-// tapOut taps line i of c.
-func (s *session) tapOut(c *chunk, i int) {
-	s.tap(protocol.DirOut, c.lines[i])
-}
-
-// agentLine passes line i of c on and acts on it when it must.
-func (s *session) agentLine(ctx context.Context, c *chunk, i int, flush bool) {
-	n, kind, head, line := c.first+i, c.kinds[i], c.heads[i], c.lines[i]
+// agentLine passes a line on and acts on it when it must; withNL is the
+// line as it lies in the buffer, newline included when it has one.
+func (s *session) agentLine(ctx context.Context, n int, kind lineKind, head protocol.Head, line, withNL []byte) {
 	switch kind {
 	case lineBlank:
 		return
@@ -245,26 +284,22 @@ func (s *session) agentLine(ctx context.Context, c *chunk, i int, flush bool) {
 		s.nonJSON(n, line)
 		return
 	}
-	s.tapOut(c, i)
-	s.out.line(line, flush)
-	if kind != lineRouted {
-		return
-	}
 	typ, subtype := string(head.Type), string(head.Subtype)
 	if head.Escaped {
 		typ, subtype, _ = head.Strings()
 	}
+	if typ == typeCommandLifecycle && s.lifecycle(line) {
+		return // about a turn id agentjq added: its own bookkeeping
+	}
+	s.tap(protocol.DirOut, line)
+	s.passOut(withNL)
 	switch typ {
 	case protocol.TypeResult:
 		s.result(line)
 	case protocol.TypeSystem:
 		s.system(subtype, head, line)
+	case typeCommandLifecycle:
 	default:
-		env, err := protocol.DecodeEnvelope(line)
-		if err != nil {
-			s.warn(protocol.WarnInternal, "agent stdout: undecodable "+typ+": "+err.Error())
-			return
-		}
-		s.control(ctx, env)
+		s.control(ctx, typ, line)
 	}
 }

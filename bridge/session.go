@@ -12,12 +12,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/agentjq/agentjq/approve"
 	"github.com/agentjq/agentjq/internal/proc"
-	"github.com/agentjq/agentjq/internal/syncio"
 	"github.com/agentjq/agentjq/protocol"
 )
 
@@ -55,6 +55,10 @@ type Options struct {
 	Handlers map[string]ControlHandler
 	// Init, when set, is sent as an initialize control request first.
 	Init any
+	// ControlTimeout bounds the wait for the agent's answer to one of
+	// agentjq's own control requests (initialize, interrupt): then a
+	// warning, and the session goes on without it. 0: 30s.
+	ControlTimeout time.Duration
 	// KeepStdinOpen holds the agent's stdin open while hooks or SDK MCP
 	// servers are registered, until the session ends: on a normal end it
 	// closes only once the agent has been quiet for a moment.
@@ -66,10 +70,16 @@ type Options struct {
 	// Tap sees every line in every direction, in order. The line is only
 	// lent for the call: a tap that keeps it copies it.
 	Tap func(dir protocol.Direction, line []byte)
+	// TapErr, when set, reports a failure of whatever the tap feeds (a
+	// recording's write error): the session's outcome is then an error,
+	// never a success.
+	TapErr func() error
 
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+	// Gate, when set, holds stdout while a prompt is open (OutputGate).
+	Gate *OutputGate
 	// Signals delivers SIGINT, SIGTERM and SIGPIPE from the caller.
 	Signals <-chan os.Signal
 }
@@ -100,18 +110,29 @@ type session struct {
 	cmd  *proc.Cmd
 	pid  int
 
-	stdinMu sync.Mutex
-	stdin   io.WriteCloser // agent's stdin; nil once closed
+	// inMu keeps the tap's order of lines to the agent that of the queue.
+	inMu      sync.Mutex
+	agentIn   *queueWriter // the agent's stdin
+	stdinFile *os.File
 
-	out *outWriter
+	out  *queueWriter // our stdout
+	errq *queueWriter // our stderr (lossy: never holds anyone up)
 
-	mu         sync.Mutex
-	changed    chan struct{} // signalled when state the loop waits on changes
-	inFlight   int           // turns sent whose result has not come
+	mu      sync.Mutex
+	changed chan struct{} // signalled when state the loop waits on changes
+	// open are the turns sent whose end has not been seen (turns.go).
+	open       []openTurn
 	lastSent   time.Time
+	queuedHint int // the last id-less result's queued_turn_count; -1 none
+	resultAt   time.Time
+	resultSeq  int // outputSeq when that result came
+	outputSeq  int // chunks of agent output read
+	hintTimer  bool
 	pending    map[string]context.CancelFunc // agent requests being answered
 	withdraw   map[string]context.CancelFunc // cancels a request the agent withdrew
-	ours       map[string]bool               // our own control requests awaiting replies
+	asked      map[string]bool               // every request id the agent sent us
+	addedIDs   map[string]bool               // turn ids agentjq added, until their turn ends
+	ours       map[string]*time.Timer        // our own control requests awaiting replies
 	background map[string]bool               // background task ids
 	lastResult []byte                        // the last result line, raw
 	turns      int
@@ -128,7 +149,9 @@ type session struct {
 	// after its stdin closed, so agentjq terminated it.
 	reaped bool
 
+	ended      atomic.Bool // the exit event is written
 	stderrTail tail
+	infos      []lineInfo // the pump's, reused from chunk to chunk
 	reqSeq     int
 	atEndOnce  sync.Once
 }
@@ -142,21 +165,34 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	if opts.Approver == nil {
 		opts.Approver = approve.Default
 	}
-	if opts.Stderr == nil {
-		opts.Stderr = io.Discard
+	if opts.ControlTimeout <= 0 {
+		opts.ControlTimeout = 30 * time.Second
 	}
-	// Several goroutines report on stderr; each write is a whole line.
-	opts.Stderr = &syncio.Writer{W: opts.Stderr}
+	// Several goroutines report on stderr, each write a whole line; none
+	// of them may block on it.
+	errq := newQueueWriter(opts.Stderr, 1<<20)
+	errq.lossy = true
+	opts.Stderr = lineWriter{errq}
 	s := &session{
 		opts:       opts,
-		out:        newOutWriter(opts.Stdout),
+		out:        newQueueWriter(opts.Stdout, outQueue),
+		errq:       errq,
 		changed:    make(chan struct{}, 1),
+		queuedHint: -1,
 		pending:    map[string]context.CancelFunc{},
 		withdraw:   map[string]context.CancelFunc{},
-		ours:       map[string]bool{},
+		asked:      map[string]bool{},
+		addedIDs:   map[string]bool{},
+		ours:       map[string]*time.Timer{},
 		background: map[string]bool{},
 		denied:     map[string]bool{},
 		stderrTail: tail{max: 64 << 10},
+	}
+	if opts.Gate != nil {
+		s.out.gate = opts.Gate
+		opts.Gate.mu.Lock()
+		opts.Gate.flush = s.out.flushed
+		opts.Gate.mu.Unlock()
 	}
 	return s.run(ctx)
 }
@@ -188,12 +224,16 @@ func (s *session) run(ctx context.Context) (Report, error) {
 			f.Close()
 		}
 		s.runAtEnd()
+		s.endOutput()
 		return Report{AgentExit: -1}, &StartError{err}
 	}
 	stdinR.Close()
 	stdoutW.Close()
 	stderrW.Close()
-	s.cmd, s.pid, s.stdin = cmd, cmd.Pid(), stdinW
+	s.cmd, s.pid, s.stdinFile = cmd, cmd.Pid(), stdinW
+	// Answers and turns queue here; only the input reader waits for room.
+	s.agentIn = newQueueWriter(stdinW, 1<<20)
+	s.agentIn.closer = stdinW
 	s.lastOutput = time.Now()
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -222,19 +262,37 @@ func (s *session) run(ctx context.Context) (Report, error) {
 
 	s.loop(ctx, exited)
 
-	// The agent has exited (or was killed). Let the readers drain what it
-	// wrote; a grandchild that still holds the pipes is cut off after the
-	// grace period, and the process group is cleaned up either way.
+	// The agent has exited (or was killed). From here on everything shares
+	// one grace period: the readers drain what it wrote (a grandchild that
+	// still holds the pipes is cut off), the exit event and stderr are
+	// written, and whatever a peer would not take by then is abandoned.
+	deadline := time.Now().Add(s.opts.Grace)
+	s.forceCloseStdin()
+	stdoutWait := time.Until(deadline)
+	if s.out.stalledFor() >= s.opts.Grace {
+		stdoutWait = 0
+	}
 	select {
 	case <-stdoutDone:
-	case <-time.After(s.opts.Grace):
+	case <-time.After(stdoutWait):
 		stdoutR.Close()
-		<-stdoutDone
+		select {
+		case <-stdoutDone:
+		case <-time.After(100 * time.Millisecond):
+			// Blocked handing lines to a stdout nobody reads.
+			s.out.abandon()
+			<-stdoutDone
+		}
+	}
+	if s.out.stalledFor() >= s.opts.Grace {
+		// Nobody has read our stdout for a whole grace: the agent's last
+		// lines and the exit event will not be read either.
+		s.out.abandon()
 	}
 	s.cmd.Kill()
 	select {
 	case <-stderrDone:
-	case <-time.After(s.opts.Grace):
+	case <-time.After(max(time.Until(deadline), 100*time.Millisecond)):
 		stderrR.Close()
 		<-stderrDone
 	}
@@ -243,9 +301,30 @@ func (s *session) run(ctx context.Context) (Report, error) {
 	s.cancelPending()
 	s.runAtEnd()
 	if waitErr != nil && s.cmd.ProcessState == nil {
+		s.endOutputBy(deadline)
 		return Report{AgentExit: -1}, &StartError{waitErr}
 	}
-	return s.finish(), nil
+	// Whether stdout took the agent's lines is part of the outcome.
+	s.out.flushed(deadline)
+	rep := s.finish()
+	s.endOutputBy(deadline)
+	return rep, nil
+}
+
+// endOutput writes out what is queued for stdout and stderr, waiting at
+// most one grace period.
+func (s *session) endOutput() { s.endOutputBy(time.Now().Add(s.opts.Grace)) }
+
+// endOutputBy writes out stdout and stderr, giving up on a stream its
+// reader does not take by deadline (never less than a moment, so a
+// reader that is merely slow still gets the exit event). What was lost is
+// said on stderr, if stderr still takes it.
+func (s *session) endOutputBy(deadline time.Time) {
+	wait := func() time.Duration { return max(time.Until(deadline), 200*time.Millisecond) }
+	if lost := s.out.drain(wait(), s.opts.Grace); lost > 0 {
+		fmt.Fprintf(s.opts.Stderr, "agentjq: stdout is not being read; gave up on the last %d bytes (the exit event among them)\n", lost)
+	}
+	s.errq.drain(wait(), s.opts.Grace)
 }
 
 // loop waits for the end of the session, closing the agent's stdin when
@@ -265,6 +344,7 @@ func (s *session) loop(ctx context.Context, exited <-chan struct{}) {
 		idleTick = t.C
 	}
 	var sd *shutdown
+	outClosed := s.out.closedC
 	var sigints int
 	var lastSigint time.Time
 	for {
@@ -328,12 +408,12 @@ func (s *session) loop(ctx context.Context, exited <-chan struct{}) {
 			case syscall.SIGPIPE:
 				// With SIGPIPE notified, a write to any broken pipe
 				// raises it, a hook or tool command's stdin too: only a
-				// failed write to our stdout means stdout is gone.
-				if s.out.flush(); s.out.isClosed() {
-					s.markStdoutClosed()
-				}
+				// failed write to our stdout (closedC) means stdout is
+				// gone.
 			}
-		case <-s.out.closedC:
+		case <-outClosed:
+			outClosed = nil
+			s.markStdoutClosed()
 			if sd == nil || sd.stage < stageCloseStdin {
 				sd = s.escalate(sd, stageCloseStdin)
 			}
@@ -390,7 +470,9 @@ func (s *session) escalate(sd *shutdown, stage int) *shutdown {
 	case stageCloseStdin:
 		s.closeStdin()
 	case stageTerm:
-		s.closeStdin()
+		// An agent that does not read its stdin never sees the EOF the
+		// last stage queued: close the pipe under the writer.
+		s.forceCloseStdin()
 		s.cmd.Signal(syscall.SIGTERM)
 	default:
 		s.cmd.Kill()
@@ -405,7 +487,7 @@ func (s *session) escalate(sd *shutdown, stage int) *shutdown {
 func (s *session) readyToClose() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.inputDone && s.inFlight == 0 && len(s.pending) == 0 && len(s.ours) == 0 && len(s.background) == 0 && s.settledLocked()
+	return s.inputDone && s.inFlightLocked() == 0 && len(s.pending) == 0 && len(s.ours) == 0 && len(s.background) == 0 && s.settledLocked()
 }
 
 // silentFor is how long since the agent's last line.
@@ -426,7 +508,7 @@ func (s *session) forcedShutdown() bool {
 func (s *session) turnInFlight() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.inFlight > 0 || len(s.background) > 0
+	return s.inFlightLocked() > 0 || len(s.background) > 0
 }
 
 // idleFor is how long the agent has been silent while it owed us output.
@@ -434,7 +516,7 @@ func (s *session) turnInFlight() bool {
 func (s *session) idleFor() time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if (s.inFlight == 0 && len(s.background) == 0 && len(s.ours) == 0) || len(s.pending) > 0 {
+	if (s.inFlightLocked() == 0 && len(s.background) == 0 && len(s.ours) == 0) || len(s.pending) > 0 {
 		s.lastOutput = time.Now()
 		return 0
 	}
@@ -462,60 +544,116 @@ func (s *session) markStdoutClosed() {
 	s.out.markClosed()
 }
 
-// writeAgent writes one line to the agent's stdin.
+// sawOutput notes a chunk of agent output.
+func (s *session) sawOutput() {
+	s.mu.Lock()
+	s.lastOutput = time.Now()
+	s.outputSeq++
+	s.mu.Unlock()
+}
+
+// writeAgent queues one line for the agent's stdin; it never blocks.
 func (s *session) writeAgent(line []byte) error {
-	s.stdinMu.Lock()
-	defer s.stdinMu.Unlock()
-	if s.stdin == nil {
+	s.inMu.Lock()
+	defer s.inMu.Unlock()
+	return s.writeAgentLocked(line)
+}
+
+func (s *session) writeAgentLocked(line []byte) error {
+	if s.agentIn.isClosed() || s.stdinEnded() {
 		return errors.New("the agent's stdin is closed")
 	}
-	if s.opts.Tap != nil {
-		s.opts.Tap(protocol.DirIn, line)
-	}
+	s.tap(protocol.DirIn, line)
 	buf := make([]byte, 0, len(line)+1)
-	buf = append(append(buf, line...), '\n')
-	_, err := s.stdin.Write(buf)
-	return err
-}
-
-func (s *session) closeStdin() {
-	s.stdinMu.Lock()
-	defer s.stdinMu.Unlock()
-	if s.stdin != nil {
-		s.stdin.Close()
-		s.stdin = nil
+	if !s.agentIn.put(append(append(buf, line...), '\n'), nil, false) {
+		return errors.New("the agent's stdin is closed")
 	}
+	return nil
 }
 
-// sendTurn sends a user turn and counts it in flight.
+func (s *session) stdinEnded() bool {
+	s.agentIn.mu.Lock()
+	defer s.agentIn.mu.Unlock()
+	return s.agentIn.ending
+}
+
+// closeStdin ends the agent's stdin once what is queued is written: the
+// agent reads every answer, then EOF.
+func (s *session) closeStdin() {
+	s.inMu.Lock()
+	defer s.inMu.Unlock()
+	s.agentIn.end()
+}
+
+// forceCloseStdin closes the pipe at once, whatever is queued or being
+// written: the writer's blocked write fails and its goroutine ends.
+func (s *session) forceCloseStdin() {
+	s.closeStdin()
+	s.agentIn.abandon()
+	s.stdinFile.Close()
+}
+
+// sendTurn sends a user turn and counts it in flight. Only the input
+// reader waits for room in the agent's stdin: that is what holds a fast
+// producer back.
 func (s *session) sendTurn(line []byte, ours bool) {
+	id, added := turnID(line), false
+	s.agentIn.waitRoom(len(line) + 50)
+	s.inMu.Lock()
 	s.mu.Lock()
-	s.inFlight++
-	s.turns++
-	s.lastSent = time.Now()
+	if id == "" && s.opts.Profile.TurnIDs && s.inFlightLocked() > 0 {
+		// The agent may fold this turn into the next it runs: give it a
+		// name the result will carry (turns.go).
+		line, id = withNewTurnID(line)
+		added = true
+	}
+	s.turnSentLocked(id)
+	if added {
+		s.addedIDs[id] = true
+	}
 	s.mu.Unlock()
-	if err := s.writeAgent(line); err != nil {
+	err := s.writeAgentLocked(line)
+	s.inMu.Unlock()
+	if err != nil {
 		s.mu.Lock()
-		s.inFlight--
+		// Not sent: forget the turn counted above (the last one; inMu
+		// kept any other from being counted since).
+		if len(s.open) > 0 {
+			s.open = s.open[:len(s.open)-1]
+		}
+		s.turns--
 		s.mu.Unlock()
 		s.warn(protocol.WarnInternal, "could not send a turn: "+err.Error())
 		return
 	}
 	if ours && s.opts.Echo {
-		s.out.line(line, true)
+		s.outLine(line)
 	}
 }
 
 // sendOwnRequest sends a control request of agentjq's own; its reply is
-// passed through like any other line.
+// passed through like any other line. An agent that never answers does not
+// hold the session: after ControlTimeout a warning, and it goes on.
 func (s *session) sendOwnRequest(kind string, body any) {
 	s.mu.Lock()
 	s.reqSeq++
 	id := "agentjq-" + kind + "-" + strconv.Itoa(s.reqSeq)
-	s.ours[id] = true
+	s.ours[id] = time.AfterFunc(s.opts.ControlTimeout, func() {
+		s.mu.Lock()
+		_, waiting := s.ours[id]
+		delete(s.ours, id)
+		s.mu.Unlock()
+		if waiting {
+			s.warn(protocol.WarnUnanswered, fmt.Sprintf("the agent did not answer agentjq's %s request (%s) within %s; going on without it", kind, id, s.opts.ControlTimeout))
+			s.notify()
+		}
+	})
 	s.mu.Unlock()
 	if err := s.writeAgent(protocol.ControlRequest(id, body)); err != nil {
 		s.mu.Lock()
+		if t := s.ours[id]; t != nil {
+			t.Stop()
+		}
 		delete(s.ours, id)
 		s.mu.Unlock()
 	}
@@ -527,6 +665,13 @@ func (s *session) readInput(ctx context.Context) {
 	lr := newLineReader(s.opts.Stdin)
 	for {
 		line, err := lr.next()
+		if line != nil && (s.stdinEnded() || s.agentIn.isClosed()) {
+			// The session is shutting down: say so once, not per line.
+			if len(bytes.TrimSpace(line)) > 0 {
+				s.warnLine(protocol.WarnInternal, fmt.Sprintf("stdin:%d: the agent's stdin is closed; this line and any after it not sent", lr.n), lr.n)
+			}
+			return
+		}
 		if line != nil {
 			s.inputLine(lr.n, line)
 		}
@@ -564,6 +709,20 @@ func (s *session) inputLine(n int, line []byte) {
 		s.sendTurn(trimmed, false)
 		return
 	}
+	if env.Type == protocol.TypeControlResp {
+		// agentjq answers every request the agent sends; a second answer
+		// from the client would reach the agent as a duplicate.
+		key, _, ok := requestKey(protocol.Fields(env.Response, "request_id")[0])
+		s.mu.Lock()
+		dup := ok && s.asked[key]
+		s.mu.Unlock()
+		if dup {
+			msg := fmt.Sprintf("stdin:%d: control_response for request %s, which agentjq answers itself; dropped", n, key)
+			fmt.Fprintf(s.opts.Stderr, "agentjq: %s\n", msg)
+			s.warnLine(protocol.WarnBadInput, msg, n)
+			return
+		}
+	}
 	if err := s.writeAgent(trimmed); err != nil {
 		s.warn(protocol.WarnInternal, "could not send stdin line: "+err.Error())
 	}
@@ -579,76 +738,64 @@ func (s *session) envelopeSession() string {
 }
 
 // control routes the control messages of the agent.
-func (s *session) control(ctx context.Context, env protocol.Envelope) {
-	switch env.Type {
+func (s *session) control(ctx context.Context, typ string, line []byte) {
+	switch typ {
 	case protocol.TypeControlRequest:
-		req := append([]byte(nil), env.Request...)
+		f := protocol.Fields(line, "request_id", "request")
+		key, rawID, ok := requestKey(f[0])
+		if !ok {
+			s.warn(protocol.WarnUnanswered, "agent stdout: a control_request without a string or number request_id cannot be answered")
+			return
+		}
+		req := append([]byte(nil), f[1]...)
 		hctx, cancel := context.WithCancelCause(ctx)
 		s.mu.Lock()
-		s.pending[env.RequestID] = func() { cancel(context.Canceled) }
-		s.withdraw[env.RequestID] = func() { cancel(errWithdrawn) }
+		s.asked[key] = true
+		s.pending[key] = func() { cancel(context.Canceled) }
+		s.withdraw[key] = func() { cancel(errWithdrawn) }
 		s.mu.Unlock()
-		go s.answer(hctx, env.RequestID, req)
+		go s.answer(hctx, key, rawID, req)
 	case protocol.TypeControlCancel:
+		key, _, _ := requestKey(protocol.Fields(line, "request_id")[0])
 		s.mu.Lock()
-		withdraw := s.withdraw[env.RequestID]
+		withdraw := s.withdraw[key]
 		s.mu.Unlock()
 		if withdraw != nil {
 			withdraw()
 		}
 	case protocol.TypeControlResp:
-		id := env.ResponseID()
+		key, _, _ := requestKey(protocol.Fields(protocol.Fields(line, "response")[0], "request_id")[0])
 		s.mu.Lock()
-		delete(s.ours, id)
+		if t := s.ours[key]; t != nil {
+			t.Stop()
+		}
+		delete(s.ours, key)
 		s.mu.Unlock()
 		s.notify()
 	}
 }
 
-func (s *session) tap(dir protocol.Direction, line []byte) {
-	if s.opts.Tap != nil {
-		s.opts.Tap(dir, line)
+// requestKey reads a request_id: a string or a number, which the answer
+// must echo as the same JSON value. key names it inside agentjq (a
+// string's text, a number's digits).
+func requestKey(raw []byte) (key string, rawID json.RawMessage, ok bool) {
+	if len(raw) == 0 {
+		return "", nil, false
 	}
+	if raw[0] == '"' {
+		str, ok := protocol.String(raw)
+		return str, append(json.RawMessage(nil), raw...), ok
+	}
+	if raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9') {
+		return string(raw), append(json.RawMessage(nil), raw...), json.Valid(raw)
+	}
+	return "", nil, false
 }
 
-// result counts a turn done. Only what the session needs now is read; the
-// last result is kept raw and decoded once, for the outcome.
-func (s *session) result(line []byte) {
-	f := protocol.Fields(line, "permission_denials", "queued_turn_count")
-	// Only the ids are needed: read them where they lie rather than decode
-	// the inputs they come with.
-	var denials []string
-	if len(f[0]) > 2 { // not "[]"
-		for _, d := range protocol.Elements(f[0]) {
-			id, _ := protocol.String(protocol.Fields(d, "tool_use_id")[0])
-			denials = append(denials, id)
-		}
+func (s *session) tap(dir protocol.Direction, line []byte) {
+	if s.opts.Tap != nil && !s.ended.Load() {
+		s.opts.Tap(dir, line)
 	}
-	var queued *int
-	if f[1] != nil {
-		if q, err := strconv.Atoi(string(f[1])); err == nil {
-			queued = &q
-		}
-	}
-	s.mu.Lock()
-	s.lastResult = append(s.lastResult[:0], line...)
-	for _, key := range denials {
-		if key == "" {
-			key = "result-" + strconv.Itoa(len(s.denied))
-		}
-		s.denied[key] = true
-	}
-	if s.inFlight > 0 {
-		s.inFlight--
-	}
-	// Turns written while one runs may be folded into it: one result for
-	// several turns. The agent says how many are still queued; trust it
-	// unless we wrote a turn so recently it may not have been read yet.
-	if queued != nil && s.inFlight > *queued && time.Since(s.lastSent) > time.Second {
-		s.inFlight = *queued
-	}
-	s.mu.Unlock()
-	s.notify()
 }
 
 // systemRouted reports whether agentjq acts on a system event of subtype.
@@ -667,7 +814,9 @@ func (s *session) system(subtype string, head protocol.Head, line []byte) {
 		// (--resume), the version is checked once.
 		sessionID := string(protocol.Unescape(head.SessionID))
 		s.mu.Lock()
-		s.sessionID = sessionID
+		if sessionID != "" {
+			s.sessionID = sessionID
+		}
 		first := !s.versionSeen
 		s.versionSeen = true
 		s.mu.Unlock()
@@ -752,6 +901,8 @@ func (s *session) readAgentStderr(r io.Reader) {
 	for {
 		line, err := br.ReadSlice('\n')
 		if len(line) > 0 {
+			// Queued (or dropped, counted) if our stderr is not read:
+			// never a stall of the agent.
 			s.opts.Stderr.Write(line)
 			s.mu.Lock()
 			s.stderrTail.Write(line)
@@ -766,11 +917,19 @@ func (s *session) readAgentStderr(r io.Reader) {
 
 // event writes one of agentjq's own events, unless --no-events.
 func (s *session) event(v any) {
+	if s.ended.Load() {
+		return
+	}
 	b := protocol.Marshal(v)
 	s.tap(protocol.DirEvent, b)
 	if !s.opts.NoEvents {
-		s.out.line(b, true)
+		s.outLine(b)
 	}
+}
+
+// outLine queues one line of agentjq's own for stdout; it never blocks.
+func (s *session) outLine(b []byte) {
+	s.out.put(append(b[:len(b):len(b)], '\n'), nil, false)
 }
 
 func (s *session) warn(code, msg string) { s.warnLine(code, msg, 0) }
@@ -787,13 +946,20 @@ func (s *session) cancelPending() {
 	for _, c := range s.pending {
 		c()
 	}
+	// No reply is awaited any more: no late "did not answer" warning.
+	for id, t := range s.ours {
+		t.Stop()
+		delete(s.ours, id)
+	}
 }
 
 // finish computes the outcome and writes the exit event.
 func (s *session) finish() Report {
 	rep, ev := s.outcome()
 	s.event(ev)
-	s.out.flush()
+	// The exit event is the last line: a handler that ends late taps and
+	// writes nothing more (the recording is closed after Run returns).
+	s.ended.Store(true)
 	return rep
 }
 
@@ -809,6 +975,10 @@ func (s *session) outcome() (Report, protocol.Exit) {
 	if s.reaped {
 		agentExit = 0 // its work was done; we ended it
 	}
+	var tapErr error
+	if s.opts.TapErr != nil {
+		tapErr = s.opts.TapErr()
+	}
 	var last *protocol.Result
 	if s.lastResult != nil {
 		// A field of the wrong type leaves that field empty; the rest of
@@ -821,11 +991,15 @@ func (s *session) outcome() (Report, protocol.Exit) {
 		Stalled:      s.stalled,
 		Interrupted:  s.interrupted,
 		StdoutClosed: s.stdoutClosed || s.out.isClosed(),
-		TurnInFlight: s.inFlight > 0,
+		TurnInFlight: len(s.open) > 0,
 		AgentExit:    agentExit,
 		LastResult:   last,
 		Denials:      len(s.denied),
 	})
+	if tapErr != nil {
+		// A session whose recording failed did not do what was asked.
+		rep.Outcome = protocol.OutcomeError
+	}
 	rep.ExitCode = rep.Outcome.ExitCode()
 	ev := protocol.Exit{
 		Type: protocol.TypeAgentjq, Subtype: protocol.EventExit,
@@ -844,7 +1018,11 @@ func (s *session) outcome() (Report, protocol.Exit) {
 			ev.StderrTail = lastLines(t, 20)
 		}
 	case protocol.OutcomeError:
-		rep.Err = last.ErrorText()
+		if tapErr != nil {
+			rep.Err = tapErr.Error()
+		} else {
+			rep.Err = last.ErrorText()
+		}
 	}
 	ev.Error = rep.Err
 	return rep, ev

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -120,20 +121,34 @@ func (c *ApproveTestCmd) Run(ctx context.Context, ios *iostreams.IO) error {
 		}
 	}
 	var all []approve.TestResult
+	var unreadable []string
 	for _, name := range c.Recordings {
 		f, err := os.Open(name)
 		if err != nil {
 			return err
 		}
-		res, err := testStream(ctx, name, f, chain, opts.Cwd, ios.Err)
+		in := &contentSeen{r: f}
+		bad := &writeCount{w: ios.Err}
+		res, err := testStream(ctx, name, in, chain, opts.Cwd, bad)
 		f.Close()
 		if err != nil {
 			return err
+		}
+		// A file that is empty, or has lines that are not agent lines, is
+		// not a test that passed.
+		switch {
+		case !in.seen:
+			unreadable = append(unreadable, name+": empty: neither a recording nor an agent stream")
+		case bad.n > 0:
+			unreadable = append(unreadable, fmt.Sprintf("%s: %d lines could not be read", name, bad.n))
 		}
 		for _, r := range res {
 			fmt.Fprintln(ios.Out, r.String())
 		}
 		all = append(all, res...)
+	}
+	if len(unreadable) > 0 {
+		return &exitError{code: protocol.ExitError, err: errors.New(strings.Join(unreadable, "; "))}
 	}
 	if c.Expect == "" {
 		return nil
@@ -245,4 +260,29 @@ func testStream(ctx context.Context, name string, r io.Reader, d approve.Decider
 		}
 		t.Line(l.Num, l.Text)
 	}
+}
+
+// contentSeen notes whether anything but white space was read.
+type contentSeen struct {
+	r    io.Reader
+	seen bool
+}
+
+func (c *contentSeen) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if !c.seen && len(bytes.TrimSpace(p[:n])) > 0 {
+		c.seen = true
+	}
+	return n, err
+}
+
+// writeCount counts the writes (one a reported line) passed on to w.
+type writeCount struct {
+	w io.Writer
+	n int
+}
+
+func (c *writeCount) Write(p []byte) (int, error) {
+	c.n++
+	return c.w.Write(p)
 }

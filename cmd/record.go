@@ -5,9 +5,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/alecthomas/kong"
 
@@ -118,6 +121,11 @@ func openRecordingWith(ios *iostreams.IO, path string, rf RedactFlags, session r
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
+		if dir := filepath.Dir(path); errors.Is(err, fs.ErrNotExist) {
+			if _, serr := os.Stat(dir); serr != nil {
+				return nil, usageError("recording %s: directory %s does not exist", path, dir)
+			}
+		}
 		return nil, err
 	}
 	// An *os.File is unbuffered: every batch of whole entries reaches the

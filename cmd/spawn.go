@@ -127,6 +127,10 @@ func runSpawnWith(ctx context.Context, ios *iostreams.IO, f SpawnFlags, agentArg
 	defer chain.Close()
 	if tap != nil {
 		opts.Tap = tap.Tap
+		if e, ok := tap.(interface{ Err() error }); ok {
+			// A recording that failed (disk full) is the session's error.
+			opts.TapErr = e.Err
+		}
 	}
 	if approver != nil {
 		opts.Approver = approver
@@ -150,6 +154,14 @@ func runSpawnWith(ctx context.Context, ios *iostreams.IO, f SpawnFlags, agentArg
 // sessionOptions turns spawn's flags into bridge options, refusing what
 // cannot work before anything starts.
 func sessionOptions(ios *iostreams.IO, f SpawnFlags, agentArgs []string) (bridge.Options, *approve.Chain, error) {
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"--timeout", f.Timeout}, {"--idle-timeout", f.IdleTimeout}, {"--approval-timeout", f.ApprovalTimeout}} {
+		if d.v < 0 {
+			return bridge.Options{}, nil, usageError("%s %s: a duration cannot be negative (0 means no limit)", d.flag, d.v)
+		}
+	}
 	profile, ok := bridge.Profiles[f.Agent]
 	if !ok {
 		return bridge.Options{}, nil, usageError("unknown --agent %q", f.Agent)
@@ -181,7 +193,18 @@ func sessionOptions(ios *iostreams.IO, f SpawnFlags, agentArgs []string) (bridge
 		Resume: f.Resume, SessionID: f.SessionID, MaxTurns: f.MaxTurns,
 		Partial: f.Partial,
 	}, agentArgs)
-	chain, err := approvalChain(ios, f, dir)
+	// The terminal is the person's: when stdin is the terminal prompts
+	// are answered on, one reader serves both, and a line typed while a
+	// prompt is open is its answer, never a turn. While a prompt is open
+	// stdout is held, so a viewer on that terminal does not draw into it.
+	var tin *approve.TerminalInput
+	stdin := ios.In
+	if ios.InTTY && f.Prompt == "" && !f.NoPrompt {
+		tin = approve.NewTerminalInput(ios.In, true)
+		stdin = tin.Turns()
+	}
+	gate := bridge.NewOutputGate()
+	chain, err := approvalChain(ios, f, dir, tin, gate.Hold)
 	if err != nil {
 		return bridge.Options{}, nil, err
 	}
@@ -194,8 +217,9 @@ func sessionOptions(ios *iostreams.IO, f SpawnFlags, agentArgs []string) (bridge
 		IdleTimeout:     f.IdleTimeout,
 		Timeout:         f.Timeout,
 		Approver:        chain,
-		Stdin:           ios.In,
+		Stdin:           stdin,
 		Stdout:          ios.Out,
+		Gate:            gate,
 		Stderr:          ios.Err,
 	}
 	if f.Prompt != "" {
@@ -251,7 +275,7 @@ func lookPath(name, path string) (string, error) {
 // approvalChain builds the deciders for can_use_tool: policies, approver,
 // the terminal, and the fail-closed default. A policy that does not parse
 // fails here, before the agent starts.
-func approvalChain(ios *iostreams.IO, f SpawnFlags, cwd string) (*approve.Chain, error) {
+func approvalChain(ios *iostreams.IO, f SpawnFlags, cwd string, tin *approve.TerminalInput, quiet func() func()) (*approve.Chain, error) {
 	var tty func() (io.ReadWriteCloser, error)
 	if !f.NoPrompt {
 		tty = ios.OpenTTY
@@ -261,6 +285,8 @@ func approvalChain(ios *iostreams.IO, f SpawnFlags, cwd string) (*approve.Chain,
 		Approver:       f.Approver,
 		ApproverFormat: f.ApproverFormat,
 		TTY:            tty,
+		TerminalInput:  tin,
+		Quiet:          quiet,
 		Cwd:            cwd,
 		Home:           ios.Getenv("HOME"),
 		Env:            ios.Environ,
@@ -279,7 +305,19 @@ flight. Stdout: the agent's lines byte for byte, plus agentjq's own events
 
 Signals: the first SIGINT interrupts the turn, a second within 5s closes the
 agent's stdin and terminates its process group, a third kills it. SIGTERM
-runs the same staged shutdown.
+runs the same staged shutdown. Each stage (interrupt, close stdin, SIGTERM,
+SIGKILL) waits at most the grace period ($AGENTJQ_GRACE, default 5s) before
+the next, whatever the peers do: after the agent exits, agentjq waits at
+most one more grace for stdout and stderr to take what is left, then gives
+it up (saying so on stderr) and exits. No reader that stops reading and no
+agent that stops reading its stdin can hold this up.
+
+The terminal: when stdin is the terminal that prompts are answered on, a
+line typed while a permission prompt is open answers the prompt; any other
+line is a turn. Ctrl-D ends the turns (prompts still work until the session
+ends). While a prompt is open agentjq holds its stdout, so a viewer on the
+same terminal (spawn | agentjq filter --view) prints nothing into it; the
+held lines follow the answer.
 
 ` + exitTable(protocol.SpawnExitTable) + `
 Examples:

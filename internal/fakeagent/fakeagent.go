@@ -16,7 +16,19 @@
 //	init-account       answer initialize with an account email and organization, then echo-turns
 //	mcp-server         be a stdio MCP server (internal/mcptest), not an agent
 //
-// AGENTJQ_FAKE_LOG names a file that receives every stdin line ("IN ...").
+// Fault agents, for the fault suite:
+//
+//	no-read            read one turn, then never read stdin again, ignore SIGTERM, never exit
+//	                   (with AGENTJQ_FAKE_STDERR_NOISE set, first write 1 MiB on stderr)
+//	no-init            answer user turns, never a control request (initialize included)
+//	stderr-flood:N     write N bytes on stderr, then a result per turn
+//	setsid-child       start a child in a session of its own holding stdout, then a result per turn
+//	garbage            write lines that are not JSON objects (binary, arrays, cut-off
+//	                   objects, a long line of junk), then a result per turn
+//	numeric-id         ask can_use_tool under the number 7 as request_id, then a result
+//
+// AGENTJQ_FAKE_LOG names a file that receives every stdin line ("IN ..."),
+// the agent's pid ("PID n") and any child's ("CHILD n").
 package fakeagent
 
 import (
@@ -27,7 +39,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/agentjq/agentjq/fixtures"
@@ -51,6 +65,7 @@ func Main(scenario string) int {
 			logf = f
 		}
 	}
+	fmt.Fprintf(logf, "PID %d\n", os.Getpid())
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
 	out := os.Stdout
 	readLine := func() ([]byte, bool) {
@@ -85,7 +100,71 @@ func Main(scenario string) int {
 			}
 		}
 	}
+	// resultPerTurn writes a success result for every user turn until
+	// stdin ends.
+	resultPerTurn := func() int {
+		for {
+			line, ok := readLine()
+			if !ok {
+				return 0
+			}
+			if bytes.Contains(line, []byte(`"type":"user"`)) {
+				fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"result":"got turn","num_turns":1}`)
+			}
+		}
+	}
 	switch {
+	case scenario == "no-read":
+		signal.Ignore(syscall.SIGTERM)
+		readLine()
+		fmt.Fprintln(out, `{"type":"system","subtype":"init","session_id":"s1"}`)
+		if os.Getenv("AGENTJQ_FAKE_STDERR_NOISE") != "" {
+			// More than a pipe holds: a stderr nobody reads blocks here.
+			os.Stderr.Write(bytes.Repeat([]byte("noise on stderr\n"), 1<<16))
+		}
+		time.Sleep(time.Hour)
+		return 0
+	case scenario == "no-init":
+		return resultPerTurn()
+	case strings.HasPrefix(scenario, "stderr-flood:"):
+		var n int
+		fmt.Sscan(strings.TrimPrefix(scenario, "stderr-flood:"), &n)
+		line := strings.Repeat("e", 99) + "\n"
+		w := bufio.NewWriterSize(os.Stderr, 64<<10)
+		for written := 0; written < n; written += len(line) {
+			w.WriteString(line)
+		}
+		w.Flush()
+		return resultPerTurn()
+	case scenario == "setsid-child":
+		cmd := exec.Command("sleep", "60")
+		cmd.Stdout = os.Stdout
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			return 2
+		}
+		fmt.Fprintf(logf, "CHILD %d\n", cmd.Process.Pid)
+		return resultPerTurn()
+	case scenario == "garbage":
+		readLine()
+		out.Write([]byte("not json at all\n\x00\xff\xfe binary\n[1,2,3]\n\"a string\"\n" +
+			`{"type":"assistant","message":` + "\n" + "{}\n" + strings.Repeat("junk", 256<<10) + "\n" +
+			`{"type":"result","subtype":"success","is_error":false,"num_turns":1}` + "\n"))
+		return resultPerTurn()
+	case scenario == "numeric-id":
+		readLine()
+		fmt.Fprintln(out, `{"type":"control_request","request_id":7,"request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls"},"tool_use_id":"toolu_n1"}}`)
+		for {
+			line, ok := readLine()
+			if !ok {
+				return 1
+			}
+			if bytes.Contains(line, []byte(`"control_response"`)) {
+				break
+			}
+		}
+		fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"num_turns":1}`)
+		return resultPerTurn()
 	case scenario == "mcp-server":
 		return mcptest.Main()
 	case scenario == "flood":
