@@ -11,13 +11,18 @@ VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo d
 LDFLAGS     = -s -w -X github.com/agentjq/agentjq/internal/buildinfo.version=$(VERSION)
 FUZZTIME   ?= 30s
 
+# The pinned staticcheck of make lint (2026.2.x knows go 1.26).
+STATICCHECK_VERSION ?= v0.8.2
+STATICCHECK_DIR     ?= $(HOME)/.cache/agentjq/staticcheck-$(STATICCHECK_VERSION)
+STATICCHECK          = $(STATICCHECK_DIR)/staticcheck
+
 # The real agent CLI the live tests drive, installed from npm.
 CLAUDE_VERSION ?= 2.1.328
 CLAUDE_DIR     ?= $(HOME)/.cache/agentjq/claude-$(CLAUDE_VERSION)
 CLAUDE_BIN      = $(CLAUDE_DIR)/node_modules/.bin/claude
 export AGENTJQ_LIVE_CLAUDE ?= $(CLAUDE_BIN)
 
-.PHONY: all build install test test-short lint fuzz bench man fixtures claude clean
+.PHONY: all build install test test-short lint staticcheck fuzz bench man fixtures claude clean
 
 all: build
 
@@ -53,17 +58,23 @@ $(CLAUDE_BIN):
 	npm install --no-audit --no-fund --loglevel=error --prefix $(CLAUDE_DIR) @anthropic-ai/claude-code@$(CLAUDE_VERSION)
 	@test -x $(CLAUDE_BIN) && $(CLAUDE_BIN) --version
 
-lint:
+# go.mod tidy, gofmt, vet and the pinned staticcheck, which the Makefile
+# installs into a cache as it does the CLI (go install with GOBIN set).
+lint: staticcheck
+	$(GO) mod tidy -diff
+	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo 'gofmt: files above need formatting'; exit 1; }
 	$(GO) vet ./...
-	@test -z "$$(gofmt -l .)" || { gofmt -l .; exit 1; }
-	@if command -v staticcheck >/dev/null; then staticcheck ./...; else echo "staticcheck not installed; skipped"; fi
+	$(STATICCHECK) ./...
 
+staticcheck: $(STATICCHECK)
+
+$(STATICCHECK):
+	GOBIN=$(STATICCHECK_DIR) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+# Every fuzz target (go test -list '^Fuzz' per package) for FUZZTIME each;
+# the first crash fails the run.
 fuzz:
-	@for spec in $$($(GO) run ./internal/tools/listfuzz 2>/dev/null); do \
-		pkg=$${spec%%:*}; fn=$${spec##*:}; \
-		echo "fuzz $$pkg $$fn"; \
-		$(GO) test $$pkg -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) || exit 1; \
-	done
+	GO=$(GO) FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh
 
 bench: build
 	./scripts/bench.sh | tee BENCHMARKS.md.new && mv BENCHMARKS.md.new BENCHMARKS.md
