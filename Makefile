@@ -16,13 +16,17 @@ STATICCHECK_VERSION ?= v0.8.2
 STATICCHECK_DIR     ?= $(HOME)/.cache/agentjq/staticcheck-$(STATICCHECK_VERSION)
 STATICCHECK          = $(STATICCHECK_DIR)/staticcheck
 
-# The real agent CLI the live tests drive, installed from npm.
-CLAUDE_VERSION ?= 2.1.328
-CLAUDE_DIR     ?= $(HOME)/.cache/agentjq/claude-$(CLAUDE_VERSION)
-CLAUDE_BIN      = $(CLAUDE_DIR)/node_modules/.bin/claude
-export AGENTJQ_LIVE_CLAUDE ?= $(CLAUDE_BIN)
+# The claude CLI versions agentjq is checked against: protocol/cli-versions.txt
+# is their one list (protocol embeds it too). make claude installs each from
+# npm into $(HOME)/.cache/agentjq/claude-VERSION; make test runs the live
+# suite against each. CLAUDE_VERSION (the newest by default) is the one
+# make fixtures records with, into fixtures/recordings/claude-code-VERSION.
+CLAUDE_VERSIONS := $(shell awk '/^[0-9]/ { print $$1 }' protocol/cli-versions.txt)
+CLAUDE_VERSION  ?= $(lastword $(CLAUDE_VERSIONS))
+claude_bin       = $(HOME)/.cache/agentjq/claude-$(1)/node_modules/.bin/claude
+CLAUDE_BIN       = $(call claude_bin,$(CLAUDE_VERSION))
 
-.PHONY: all build install test test-short lint staticcheck fuzz bench man fixtures claude clean
+.PHONY: all build install test test-short lint staticcheck fuzz bench man fixtures claude cli-schema clean
 
 all: build
 
@@ -40,23 +44,29 @@ install: build
 	bin/agentjq completion zsh > $(ZSHCOMPDIR)/_agentjq
 	bin/agentjq completion fish > $(FISHCOMPDIR)/agentjq.fish
 
-# The README's test command. It installs the pinned claude CLI first so the
-# live tests run; set AGENTJQ_REQUIRE_LIVE=1 (CI does) to fail, not skip,
-# when it cannot be found.
+# The README's test command. It installs the checked claude CLIs first so
+# the live tests run; set AGENTJQ_REQUIRE_LIVE=1 (CI does) to fail, not
+# skip, when one cannot be found. The whole suite runs once against the
+# newest CLI, then the live tests (TestLive*) once against each older one.
 test: claude
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo 'gofmt: files above need formatting'; exit 1; }
-	$(GO) test -race -count=1 -timeout 20m ./...
+	AGENTJQ_LIVE_CLAUDE=$(call claude_bin,$(lastword $(CLAUDE_VERSIONS))) $(GO) test -race -count=1 -timeout 20m ./...
+	@set -e; for v in $(filter-out $(lastword $(CLAUDE_VERSIONS)),$(CLAUDE_VERSIONS)); do \
+		echo "live tests against claude $$v"; \
+		AGENTJQ_LIVE_CLAUDE=$(call claude_bin,$$v) $(GO) test -race -count=1 -timeout 20m -run '^TestLive' ./...; \
+	done
 
 test-short:
 	$(GO) test -short ./...
 
-claude: $(CLAUDE_BIN)
+# Every checked CLI version, and CLAUDE_VERSION when it is another.
+claude: $(foreach v,$(sort $(CLAUDE_VERSIONS) $(CLAUDE_VERSION)),$(call claude_bin,$(v)))
 
-$(CLAUDE_BIN):
+$(HOME)/.cache/agentjq/claude-%/node_modules/.bin/claude:
 	@command -v npm >/dev/null || { echo "npm is needed to install the claude CLI for the live tests"; exit 1; }
-	npm install --no-audit --no-fund --loglevel=error --prefix $(CLAUDE_DIR) @anthropic-ai/claude-code@$(CLAUDE_VERSION)
-	@test -x $(CLAUDE_BIN) && $(CLAUDE_BIN) --version
+	npm install --no-audit --no-fund --loglevel=error --prefix $(HOME)/.cache/agentjq/claude-$* @anthropic-ai/claude-code@$*
+	@test -x $@ && $@ --version
 
 # go.mod tidy, gofmt, vet and the pinned staticcheck, which the Makefile
 # installs into a cache as it does the CLI (go install with GOBIN set).
@@ -82,8 +92,10 @@ bench: build
 man:
 	$(GO) run ./internal/tools/genman -o man
 
-fixtures: claude
-	AGENTJQ_UPDATE=1 $(GO) test ./cmd/ -run TestRegenerateFixtures -count=1 -v
+# Records every fixture scenario with CLI CLAUDE_VERSION into
+# fixtures/recordings/claude-code-$(CLAUDE_VERSION).
+fixtures: $(CLAUDE_BIN)
+	AGENTJQ_LIVE_CLAUDE=$(CLAUDE_BIN) AGENTJQ_UPDATE=1 $(GO) test ./cmd/ -run '^TestRegenerateFixtures$$' -count=1 -v
 
 clean:
 	rm -rf bin
