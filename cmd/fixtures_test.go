@@ -559,7 +559,8 @@ func TestLiveFixtureCheck(t *testing.T) {
 // lands in the directory given with -C.
 func TestLiveCheckReportsDrift(t *testing.T) {
 	bin := livetest.Claude(t)
-	orig, err := os.ReadFile(fixtureRecOf(t, livetest.CLIVersion(t, bin), "write-allow"))
+	version := livetest.CLIVersion(t, bin)
+	orig, err := os.ReadFile(fixtureRecOf(t, version, "write-allow"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -606,6 +607,9 @@ func TestLiveCheckReportsDrift(t *testing.T) {
 	code, out, errs, _ = check("--update")
 	if code != 0 || !strings.Contains(errs, "updated") {
 		t.Fatalf("--update: exit %d\n%s\nstderr: %s", code, out, errs)
+	}
+	if h := headerOf(t, rec); h.AgentVersion != version {
+		t.Errorf("--update wrote agent_version %q, the CLI is %s", h.AgentVersion, version)
 	}
 	b, _ := os.ReadFile(rec)
 	if strings.Contains(string(b), "brand_new_event") || strings.Contains(string(b), work) {
