@@ -7,9 +7,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentjq/agentjq/internal/livetest"
 )
 
 func TestRunOutputsAndStatus(t *testing.T) {
+	livetest.SkipShort(t, "runs shell commands")
 	r := Run(context.Background(), Spec{Command: `read x; echo "got $x"; echo oops >&2; exit 3`, Stdin: []byte("hi\n")})
 	if string(r.Stdout) != "got hi\n" || string(r.Stderr) != "oops\n" || r.ExitCode != 3 || r.TimedOut || r.Cancelled || r.Err != nil {
 		t.Errorf("%+v", r)
@@ -17,6 +20,7 @@ func TestRunOutputsAndStatus(t *testing.T) {
 }
 
 func TestRunEnvAndDir(t *testing.T) {
+	livetest.SkipShort(t, "runs shell commands")
 	dir := t.TempDir()
 	r := Run(context.Background(), Spec{Command: `echo "$FOO $(pwd)"`, Dir: dir, Env: []string{"FOO=bar", "PATH=" + os.Getenv("PATH")}})
 	if got := strings.TrimSpace(string(r.Stdout)); got != "bar "+dir {
@@ -58,6 +62,7 @@ func bgPid(t *testing.T, r Result) int {
 }
 
 func TestTimeoutKillsTheGroup(t *testing.T) {
+	livetest.SkipShort(t, "runs shell commands")
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("needs /proc")
 	}
@@ -74,6 +79,7 @@ func TestTimeoutKillsTheGroup(t *testing.T) {
 }
 
 func TestCancelKillsTheGroup(t *testing.T) {
+	livetest.SkipShort(t, "runs shell commands")
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("needs /proc")
 	}
@@ -87,6 +93,7 @@ func TestCancelKillsTheGroup(t *testing.T) {
 }
 
 func TestOutputCap(t *testing.T) {
+	livetest.SkipShort(t, "runs shell commands")
 	r := Run(context.Background(), Spec{Command: `head -c 100000 /dev/zero`, MaxOutput: 1000})
 	if len(r.Stdout) != 1000 || !r.Truncated || r.ExitCode != 0 {
 		t.Errorf("len %d truncated %v exit %d", len(r.Stdout), r.Truncated, r.ExitCode)
@@ -94,6 +101,7 @@ func TestOutputCap(t *testing.T) {
 }
 
 func TestCommandNotFound(t *testing.T) {
+	livetest.SkipShort(t, "runs shell commands")
 	r := Run(context.Background(), Spec{Command: `no-such-command-agentjq`, Env: []string{"PATH=/nonexistent"}})
 	if r.ExitCode != 127 {
 		t.Errorf("%+v", r)
