@@ -97,5 +97,13 @@ man:
 fixtures: $(CLAUDE_BIN)
 	AGENTJQ_LIVE_CLAUDE=$(CLAUDE_BIN) AGENTJQ_UPDATE=1 $(GO) test ./cmd/ -run '^TestRegenerateFixtures$$' -count=1 -v
 
+# The control subtypes and request fields CLI CLAUDE_VERSION knows, read
+# from the schema text in its binary, against protocol/tables.go and what
+# changed since SCHEMA_BASE (the newest other checked version). See
+# internal/tools/clischema for what it can and cannot see.
+SCHEMA_BASE ?= $(lastword $(filter-out $(CLAUDE_VERSION),$(CLAUDE_VERSIONS)))
+cli-schema: $(CLAUDE_BIN) $(if $(SCHEMA_BASE),$(call claude_bin,$(SCHEMA_BASE)))
+	$(GO) run ./internal/tools/clischema $(if $(SCHEMA_BASE),-base $(call claude_bin,$(SCHEMA_BASE))) $(CLAUDE_BIN)
+
 clean:
 	rm -rf bin
