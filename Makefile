@@ -26,7 +26,7 @@ CLAUDE_VERSION  ?= $(lastword $(CLAUDE_VERSIONS))
 claude_bin       = $(HOME)/.cache/agentjq/claude-$(1)/node_modules/.bin/claude
 CLAUDE_BIN       = $(call claude_bin,$(CLAUDE_VERSION))
 
-.PHONY: all build install test test-short lint staticcheck fuzz bench man fixtures claude cli-schema clean
+.PHONY: all build install test test-short lint staticcheck fuzz bench man fixtures claude cli-schema cli-drift clean
 
 all: build
 
@@ -97,13 +97,22 @@ man:
 fixtures: $(CLAUDE_BIN)
 	AGENTJQ_LIVE_CLAUDE=$(CLAUDE_BIN) AGENTJQ_UPDATE=1 $(GO) test ./cmd/ -run '^TestRegenerateFixtures$$' -count=1 -v
 
+# The newest checked version other than CLAUDE_VERSION: what a new CLI is
+# compared with.
+BASE_VERSION ?= $(lastword $(filter-out $(CLAUDE_VERSION),$(CLAUDE_VERSIONS)))
+
 # The control subtypes and request fields CLI CLAUDE_VERSION knows, read
 # from the schema text in its binary, against protocol/tables.go and what
-# changed since SCHEMA_BASE (the newest other checked version). See
-# internal/tools/clischema for what it can and cannot see.
-SCHEMA_BASE ?= $(lastword $(filter-out $(CLAUDE_VERSION),$(CLAUDE_VERSIONS)))
-cli-schema: $(CLAUDE_BIN) $(if $(SCHEMA_BASE),$(call claude_bin,$(SCHEMA_BASE)))
-	$(GO) run ./internal/tools/clischema $(if $(SCHEMA_BASE),-base $(call claude_bin,$(SCHEMA_BASE))) $(CLAUDE_BIN)
+# changed since BASE_VERSION. See internal/tools/clischema for what it can
+# and cannot see.
+cli-schema: $(CLAUDE_BIN) $(if $(BASE_VERSION),$(call claude_bin,$(BASE_VERSION)))
+	$(GO) run ./internal/tools/clischema $(if $(BASE_VERSION),-base $(call claude_bin,$(BASE_VERSION))) $(CLAUDE_BIN)
+
+# Replays BASE_VERSION's fixtures against CLI CLAUDE_VERSION (replay
+# --check, live, offline): each fixture that drifts fails with its report.
+cli-drift: $(CLAUDE_BIN)
+	AGENTJQ_LIVE_CLAUDE=$(CLAUDE_BIN) AGENTJQ_FIXTURES_OF=$(BASE_VERSION) AGENTJQ_REQUIRE_LIVE=1 \
+		$(GO) test ./cmd/ -run '^TestLiveFixtureCheck$$' -count=1
 
 clean:
 	rm -rf bin

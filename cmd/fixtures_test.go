@@ -535,10 +535,15 @@ func TestCaptureRecordingsReplayThroughSpawn(t *testing.T) {
 
 // TestLiveFixtureCheck runs replay --check on every fixture recording of
 // the CLI's version against that CLI: none may drift. (make test runs it
-// once for each checked version.)
+// once for each checked version.) AGENTJQ_FIXTURES_OF=V checks V's
+// fixtures instead: make cli-drift shows a new CLI's drift from the newest
+// checked version's sessions that way.
 func TestLiveFixtureCheck(t *testing.T) {
 	bin := livetest.Claude(t)
 	version := livetest.CLIVersion(t, bin)
+	if v := os.Getenv("AGENTJQ_FIXTURES_OF"); v != "" {
+		version = v
+	}
 	for _, sc := range readManifestOf(t, version) {
 		t.Run(sc.Name, func(t *testing.T) {
 			api := apistub.Start(t)
