@@ -11,13 +11,22 @@ VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo d
 LDFLAGS     = -s -w -X github.com/agentjq/agentjq/internal/buildinfo.version=$(VERSION)
 FUZZTIME   ?= 30s
 
-# The real agent CLI the live tests drive, installed from npm.
-CLAUDE_VERSION ?= 2.1.328
-CLAUDE_DIR     ?= $(HOME)/.cache/agentjq/claude-$(CLAUDE_VERSION)
-CLAUDE_BIN      = $(CLAUDE_DIR)/node_modules/.bin/claude
-export AGENTJQ_LIVE_CLAUDE ?= $(CLAUDE_BIN)
+# The pinned staticcheck of make lint (2026.2.x knows go 1.26).
+STATICCHECK_VERSION ?= v0.8.2
+STATICCHECK_DIR     ?= $(HOME)/.cache/agentjq/staticcheck-$(STATICCHECK_VERSION)
+STATICCHECK          = $(STATICCHECK_DIR)/staticcheck
 
-.PHONY: all build install test test-short lint fuzz bench man fixtures claude clean
+# The claude CLI versions agentjq is checked against: protocol/cli-versions.txt
+# is their one list (protocol embeds it too). make claude installs each from
+# npm into $(HOME)/.cache/agentjq/claude-VERSION; make test runs the live
+# suite against each. CLAUDE_VERSION (the newest by default) is the one
+# make fixtures records with, into fixtures/recordings/claude-code-VERSION.
+CLAUDE_VERSIONS := $(shell awk '/^[0-9]/ { print $$1 }' protocol/cli-versions.txt)
+CLAUDE_VERSION  ?= $(lastword $(CLAUDE_VERSIONS))
+claude_bin       = $(HOME)/.cache/agentjq/claude-$(1)/node_modules/.bin/claude
+CLAUDE_BIN       = $(call claude_bin,$(CLAUDE_VERSION))
+
+.PHONY: all build install test test-short lint staticcheck fuzz bench man fixtures claude cli-schema cli-drift clean
 
 all: build
 
@@ -35,35 +44,47 @@ install: build
 	bin/agentjq completion zsh > $(ZSHCOMPDIR)/_agentjq
 	bin/agentjq completion fish > $(FISHCOMPDIR)/agentjq.fish
 
-# The README's test command. It installs the pinned claude CLI first so the
-# live tests run; set AGENTJQ_REQUIRE_LIVE=1 (CI does) to fail, not skip,
-# when it cannot be found.
+# The README's test command. It installs the checked claude CLIs first so
+# the live tests run; set AGENTJQ_REQUIRE_LIVE=1 (CI does) to fail, not
+# skip, when one cannot be found. The whole suite runs once against the
+# newest CLI, then the live tests (TestLive*) once against each older one.
 test: claude
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo 'gofmt: files above need formatting'; exit 1; }
-	$(GO) test -race -count=1 -timeout 20m ./...
+	AGENTJQ_LIVE_CLAUDE=$(call claude_bin,$(lastword $(CLAUDE_VERSIONS))) $(GO) test -race -count=1 -timeout 20m ./...
+	@set -e; for v in $(filter-out $(lastword $(CLAUDE_VERSIONS)),$(CLAUDE_VERSIONS)); do \
+		echo "live tests against claude $$v"; \
+		AGENTJQ_LIVE_CLAUDE=$(call claude_bin,$$v) $(GO) test -race -count=1 -timeout 20m -run '^TestLive' ./...; \
+	done
 
 test-short:
 	$(GO) test -short ./...
 
-claude: $(CLAUDE_BIN)
+# Every checked CLI version, and CLAUDE_VERSION when it is another.
+claude: $(foreach v,$(sort $(CLAUDE_VERSIONS) $(CLAUDE_VERSION)),$(call claude_bin,$(v)))
 
-$(CLAUDE_BIN):
+$(HOME)/.cache/agentjq/claude-%/node_modules/.bin/claude:
 	@command -v npm >/dev/null || { echo "npm is needed to install the claude CLI for the live tests"; exit 1; }
-	npm install --no-audit --no-fund --loglevel=error --prefix $(CLAUDE_DIR) @anthropic-ai/claude-code@$(CLAUDE_VERSION)
-	@test -x $(CLAUDE_BIN) && $(CLAUDE_BIN) --version
+	npm install --no-audit --no-fund --loglevel=error --prefix $(HOME)/.cache/agentjq/claude-$* @anthropic-ai/claude-code@$*
+	@test -x $@ && $@ --version
 
-lint:
+# go.mod tidy, gofmt, vet and the pinned staticcheck, which the Makefile
+# installs into a cache as it does the CLI (go install with GOBIN set).
+lint: staticcheck
+	$(GO) mod tidy -diff
+	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo 'gofmt: files above need formatting'; exit 1; }
 	$(GO) vet ./...
-	@test -z "$$(gofmt -l .)" || { gofmt -l .; exit 1; }
-	@if command -v staticcheck >/dev/null; then staticcheck ./...; else echo "staticcheck not installed; skipped"; fi
+	$(STATICCHECK) ./...
 
+staticcheck: $(STATICCHECK)
+
+$(STATICCHECK):
+	GOBIN=$(STATICCHECK_DIR) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+# Every fuzz target (go test -list '^Fuzz' per package) for FUZZTIME each;
+# the first crash fails the run.
 fuzz:
-	@for spec in $$($(GO) run ./internal/tools/listfuzz 2>/dev/null); do \
-		pkg=$${spec%%:*}; fn=$${spec##*:}; \
-		echo "fuzz $$pkg $$fn"; \
-		$(GO) test $$pkg -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) || exit 1; \
-	done
+	GO=$(GO) FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh
 
 bench: build
 	./scripts/bench.sh | tee BENCHMARKS.md.new && mv BENCHMARKS.md.new BENCHMARKS.md
@@ -71,8 +92,27 @@ bench: build
 man:
 	$(GO) run ./internal/tools/genman -o man
 
-fixtures: claude
-	AGENTJQ_UPDATE=1 $(GO) test ./cmd/ -run TestRegenerateFixtures -count=1 -v
+# Records every fixture scenario with CLI CLAUDE_VERSION into
+# fixtures/recordings/claude-code-$(CLAUDE_VERSION).
+fixtures: $(CLAUDE_BIN)
+	AGENTJQ_LIVE_CLAUDE=$(CLAUDE_BIN) AGENTJQ_UPDATE=1 $(GO) test ./cmd/ -run '^TestRegenerateFixtures$$' -count=1 -v
+
+# The newest checked version other than CLAUDE_VERSION: what a new CLI is
+# compared with.
+BASE_VERSION ?= $(lastword $(filter-out $(CLAUDE_VERSION),$(CLAUDE_VERSIONS)))
+
+# The control subtypes and request fields CLI CLAUDE_VERSION knows, read
+# from the schema text in its binary, against protocol/tables.go and what
+# changed since BASE_VERSION. See internal/tools/clischema for what it can
+# and cannot see.
+cli-schema: $(CLAUDE_BIN) $(if $(BASE_VERSION),$(call claude_bin,$(BASE_VERSION)))
+	$(GO) run ./internal/tools/clischema $(if $(BASE_VERSION),-base $(call claude_bin,$(BASE_VERSION))) $(CLAUDE_BIN)
+
+# Replays BASE_VERSION's fixtures against CLI CLAUDE_VERSION (replay
+# --check, live, offline): each fixture that drifts fails with its report.
+cli-drift: $(CLAUDE_BIN)
+	AGENTJQ_LIVE_CLAUDE=$(CLAUDE_BIN) AGENTJQ_FIXTURES_OF=$(BASE_VERSION) AGENTJQ_REQUIRE_LIVE=1 \
+		$(GO) test ./cmd/ -run '^TestLiveFixtureCheck$$' -count=1
 
 clean:
 	rm -rf bin

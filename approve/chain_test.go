@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentjq/agentjq/fixtures"
+	"github.com/agentjq/agentjq/internal/livetest"
 	"github.com/agentjq/agentjq/internal/syncio"
 	"github.com/agentjq/agentjq/protocol"
 )
@@ -143,6 +144,7 @@ func TestChainLoadErrors(t *testing.T) {
 }
 
 func TestCoProcessApprover(t *testing.T) {
+	livetest.SkipShort(t, "runs approver scripts")
 	c, err := NewChain(ChainOptions{Approver: "./testdata/echo-approver.sh", Stderr: io.Discard})
 	if err != nil {
 		t.Fatal(err)
@@ -162,6 +164,7 @@ func TestCoProcessApprover(t *testing.T) {
 }
 
 func TestCoProcessCrashGarbageTimeout(t *testing.T) {
+	livetest.SkipShort(t, "runs approver scripts")
 	var stderr bytes.Buffer
 	cp := NewCoProcess(ApproverOptions{Command: "./testdata/crash-approver.sh", Stderr: &syncio.Writer{W: &stderr}})
 	defer cp.Close()
@@ -276,6 +279,7 @@ func TestHookApproverOutputCap(t *testing.T) {
 }
 
 func TestHookApprover(t *testing.T) {
+	livetest.SkipShort(t, "runs approver scripts")
 	cases := []struct {
 		script, behavior, msg string
 	}{

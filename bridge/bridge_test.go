@@ -17,6 +17,7 @@ import (
 	"github.com/agentjq/agentjq/approve"
 	"github.com/agentjq/agentjq/fixtures"
 	"github.com/agentjq/agentjq/internal/fakeagent"
+	"github.com/agentjq/agentjq/internal/livetest"
 	"github.com/agentjq/agentjq/internal/syncio"
 	"github.com/agentjq/agentjq/protocol"
 )
@@ -37,6 +38,7 @@ type run struct {
 // session runs the test binary as a fake agent playing scenario.
 func runFake(t *testing.T, scenario string, stdin string, tweak func(*Options)) run {
 	t.Helper()
+	livetest.SkipShort(t, "runs this test binary as the agent")
 	logPath := filepath.Join(t.TempDir(), "fake.log")
 	var out, errb syncio.Buffer
 	opts := Options{

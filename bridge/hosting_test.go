@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentjq/agentjq/internal/livetest"
 	"github.com/agentjq/agentjq/internal/syncio"
 )
 
@@ -15,6 +16,7 @@ import (
 // at once), the MCP handshake the agent starts around the initialize
 // response is still answered in full before its stdin closes.
 func TestKeepStdinOpenAnswersTheHandshake(t *testing.T) {
+	livetest.SkipShort(t, "runs this test binary as the agent")
 	var methods atomic.Int32
 	var ended atomic.Int32
 	start := time.Now()

@@ -20,15 +20,11 @@ import (
 	"github.com/agentjq/agentjq/protocol"
 )
 
-// liveCLIs are the CLIs to try: the pinned one, and the newest installed
-// next to it when there is one.
+// liveCLIs are the CLIs to try: the one this pass of the live suite runs
+// (make test runs the live tests once per checked version).
 func liveCLIs(t *testing.T) map[string]string {
-	clis := map[string]string{livetest.Version: livetest.Claude(t)}
-	newest := strings.Replace(livetest.DefaultPath(), "claude-"+livetest.Version, "claude-2.1.332", 1)
-	if fi, err := os.Stat(newest); err == nil && !fi.IsDir() {
-		clis["2.1.332"] = newest
-	}
-	return clis
+	bin := livetest.Claude(t)
+	return map[string]string{livetest.CLIVersion(t, bin): bin}
 }
 
 // burst is how a try writes its turns: groups of lines with a pause after

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentjq/agentjq/internal/livetest"
 	"github.com/agentjq/agentjq/iostreams"
 )
 
@@ -39,6 +40,7 @@ func runShell(t *testing.T, dir string, name string, args ...string) string {
 }
 
 func TestCompletionSyntax(t *testing.T) {
+	livetest.SkipShort(t, "runs bash, zsh and fish")
 	dir := t.TempDir()
 	for _, shell := range []string{"bash", "zsh", "fish"} {
 		t.Run(shell, func(t *testing.T) {
@@ -61,6 +63,7 @@ func TestCompletionSyntax(t *testing.T) {
 // TestBashCompletion sources the script in bash and calls the function
 // as readline would, with COMP_WORDS set.
 func TestBashCompletion(t *testing.T) {
+	livetest.SkipShort(t, "runs bash")
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash not installed")
 	}

@@ -100,11 +100,6 @@ var fixtureScenarios = []fixtureScenario{
 	{Name: "write-deny", Stdin: []fixtureInput{turn("please WRITE banana")}, Policy: json.RawMessage(deniedByPolicy)},
 }
 
-// recordingsDir holds the fixture recordings of the pinned CLI.
-func recordingsDir() string {
-	return filepath.Join(fixtures.Dir(), "recordings", "claude-code-"+fixtures.CLIVersion)
-}
-
 // Fixed paths stand for the session's temporary directories in the
 // recordings, as in the captures.
 const (
@@ -144,7 +139,13 @@ func headerArgv(sc fixtureScenario) []string {
 // a temporary file when it is kept compressed.
 func fixtureRec(t *testing.T, name string) string {
 	t.Helper()
-	path := filepath.Join(recordingsDir(), name+".rec")
+	return fixtureRecOf(t, fixtures.CLIVersion, name)
+}
+
+// fixtureRecOf is fixtureRec for CLI version's recordings.
+func fixtureRecOf(t *testing.T, version, name string) string {
+	t.Helper()
+	path := filepath.Join(fixtures.RecordingsDir(version), name+".rec")
 	if _, err := os.Stat(path); err == nil {
 		return path
 	}
@@ -168,11 +169,20 @@ func fixtureRec(t *testing.T, name string) string {
 	return tmp
 }
 
+// readManifest reads the manifest of the fixture recordings made with the
+// captures' CLI version.
 func readManifest(t *testing.T) []fixtureScenario {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(recordingsDir(), "manifest.json"))
+	return readManifestOf(t, fixtures.CLIVersion)
+}
+
+// readManifestOf reads the manifest of CLI version's fixture recordings.
+func readManifestOf(t *testing.T, version string) []fixtureScenario {
+	t.Helper()
+	dir := fixtures.RecordingsDir(version)
+	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
 	if err != nil {
-		t.Fatalf("no fixture manifest (make fixtures): %v", err)
+		t.Fatalf("no fixture manifest for claude %s (make fixtures CLAUDE_VERSION=%s): %v", version, version, err)
 	}
 	var m struct {
 		CLIVersion string            `json:"cli_version"`
@@ -181,11 +191,11 @@ func readManifest(t *testing.T) []fixtureScenario {
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
-	if m.CLIVersion != fixtures.CLIVersion || len(m.Scenarios) == 0 {
-		t.Fatalf("manifest: version %q, %d scenarios", m.CLIVersion, len(m.Scenarios))
+	if m.CLIVersion != version || len(m.Scenarios) == 0 {
+		t.Fatalf("%s: version %q, %d scenarios", dir, m.CLIVersion, len(m.Scenarios))
 	}
 	for i, sc := range m.Scenarios {
-		if _, err := os.Stat(filepath.Join(recordingsDir(), sc.Name+".policy.json")); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, sc.Name+".policy.json")); err == nil {
 			m.Scenarios[i].Policy = json.RawMessage(`{}`) // present; read from its file
 		}
 	}
@@ -193,13 +203,15 @@ func readManifest(t *testing.T) []fixtureScenario {
 }
 
 // TestRegenerateFixtures remakes every fixture recording with the real CLI
-// (make fixtures). It runs only with AGENTJQ_UPDATE=1.
+// (make fixtures CLAUDE_VERSION=X), into the folder of the version the CLI
+// reports. It runs only with AGENTJQ_UPDATE=1.
 func TestRegenerateFixtures(t *testing.T) {
 	if os.Getenv("AGENTJQ_UPDATE") != "1" {
 		t.Skip("regenerates the fixture recordings: run with AGENTJQ_UPDATE=1 (make fixtures)")
 	}
 	bin := livetest.Claude(t)
-	dir := recordingsDir()
+	version := livetest.CLIVersion(t, bin)
+	dir := fixtures.RecordingsDir(version)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +229,7 @@ func TestRegenerateFixtures(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			b := regenerate(t, bin, sc, dir)
+			b := regenerate(t, bin, version, sc, dir)
 			name := filepath.Join(dir, sc.Name+".rec")
 			if len(b) > 1<<20 {
 				// Kept compressed, as the captures are.
@@ -234,7 +246,7 @@ func TestRegenerateFixtures(t *testing.T) {
 	}
 	if only == "" {
 		b, _ := json.MarshalIndent(map[string]any{
-			"cli_version": fixtures.CLIVersion,
+			"cli_version": version,
 			"about":       "How each NAME.rec was made (go test ./cmd -run TestRegenerateFixtures with AGENTJQ_UPDATE=1, i.e. make fixtures): agentjq spawn with these flags (a policy file is NAME.policy.json here) ran the real claude CLI against internal/apistub, reading these stdin lines; a line with after/count waited until the session had printed count agent lines of that kind, then delay. Paths of the temporary project and home are rewritten to " + fixtureProject + " and " + fixtureHome + ".",
 			"scenarios":   fixtureScenarios,
 		}, "", "  ")
@@ -246,7 +258,7 @@ func TestRegenerateFixtures(t *testing.T) {
 
 // regenerate runs one scenario through spawn with the real CLI and returns
 // the recording, with the temporary paths rewritten.
-func regenerate(t *testing.T, bin string, sc fixtureScenario, dir string) []byte {
+func regenerate(t *testing.T, bin, version string, sc fixtureScenario, dir string) []byte {
 	api := apistub.Start(t)
 	work := livetest.Workdir(t)
 	env := livetest.Env(t, api.URL())
@@ -311,7 +323,7 @@ func regenerate(t *testing.T, bin string, sc fixtureScenario, dir string) []byte
 	// Decisions name the policy file that decided: keep it relative to the
 	// recordings directory, as the header's argv names it.
 	b = replay.RewritePaths(b, map[string]string{work: fixtureProject, home: fixtureHome, slug(work): slug(fixtureProject),
-		recordingsDir() + string(filepath.Separator): ""})
+		dir + string(filepath.Separator): ""})
 	// The CLI's socket is named after its pid, its temporary directory
 	// after the uid.
 	b = socketPath.ReplaceAll(b, []byte("/tmp/cc-socks/1000.sock"))
@@ -322,9 +334,9 @@ func regenerate(t *testing.T, bin string, sc fixtureScenario, dir string) []byte
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.AgentVersion = fixtures.CLIVersion
-	if v := rec.w.AgentVersion(); v != fixtures.CLIVersion {
-		t.Errorf("the CLI reported version %q, want %s", v, fixtures.CLIVersion)
+	h.AgentVersion = version
+	if v := rec.w.AgentVersion(); v != version {
+		t.Errorf("the CLI reported version %q in the session, %s to --version", v, version)
 	}
 	hb, err := recording.MarshalHeader(h)
 	if err != nil {
@@ -451,17 +463,17 @@ func stdinOf(sc fixtureScenario) string {
 }
 
 // TestFixtureRecordingsReplayThroughSpawn: spawn driven by replay
-// --as-agent reproduces every fixture's transcript byte for byte.
+// --as-agent reproduces every fixture's transcript byte for byte, for
+// every checked CLI version's fixtures.
 func TestFixtureRecordingsReplayThroughSpawn(t *testing.T) {
-	scenarios := readManifest(t)
-	dir := recordingsDir()
-	for _, sc := range scenarios {
-		t.Run(sc.Name, func(t *testing.T) {
-			if testing.Short() && sc.Name == "big-line" {
-				t.Skip("big-line in -short")
-			}
-			replayThroughSpawn(t, fixtureRec(t, sc.Name), scenarioFlags(sc, dir), stdinOf(sc))
-		})
+	livetest.SkipShort(t, "runs spawn against this test binary as the agent")
+	for _, version := range protocol.CheckedVersions {
+		dir := fixtures.RecordingsDir(version)
+		for _, sc := range readManifestOf(t, version) {
+			t.Run(version+"/"+sc.Name, func(t *testing.T) {
+				replayThroughSpawn(t, fixtureRecOf(t, version, sc.Name), scenarioFlags(sc, dir), stdinOf(sc))
+			})
+		}
 	}
 }
 
@@ -471,7 +483,8 @@ func TestFixtureRecordingsReplayThroughSpawn(t *testing.T) {
 // server are not spawn flags), write-nostdio and print-mode (not a
 // stream-json client).
 func TestCaptureRecordingsReplayThroughSpawn(t *testing.T) {
-	dir := recordingsDir()
+	livetest.SkipShort(t, "runs spawn against this test binary as the agent")
+	dir := fixtures.RecordingsDir(fixtures.CLIVersion)
 	byName := map[string]fixtureScenario{}
 	for _, sc := range readManifest(t) {
 		byName[sc.Name] = sc
@@ -489,9 +502,6 @@ func TestCaptureRecordingsReplayThroughSpawn(t *testing.T) {
 		}
 		n++
 		t.Run(name, func(t *testing.T) {
-			if testing.Short() && name == "big-line" {
-				t.Skip("big-line in -short")
-			}
 			in, err := fixtures.Capture(name, "in")
 			if err != nil {
 				t.Fatal(err)
@@ -524,16 +534,23 @@ func TestCaptureRecordingsReplayThroughSpawn(t *testing.T) {
 	}
 }
 
-// TestLiveFixtureCheck runs replay --check on every fixture recording
-// against the installed CLI: none may drift.
+// TestLiveFixtureCheck runs replay --check on every fixture recording of
+// the CLI's version against that CLI: none may drift. (make test runs it
+// once for each checked version.) AGENTJQ_FIXTURES_OF=V checks V's
+// fixtures instead: make cli-drift shows a new CLI's drift from the newest
+// checked version's sessions that way.
 func TestLiveFixtureCheck(t *testing.T) {
 	bin := livetest.Claude(t)
-	for _, sc := range readManifest(t) {
+	version := livetest.CLIVersion(t, bin)
+	if v := os.Getenv("AGENTJQ_FIXTURES_OF"); v != "" {
+		version = v
+	}
+	for _, sc := range readManifestOf(t, version) {
 		t.Run(sc.Name, func(t *testing.T) {
 			api := apistub.Start(t)
 			ios, _, out, errb := iostreams.Test()
 			ios.Environ = livetest.Env(t, api.URL())
-			code := Main([]string{"replay", "--check", "--bin", bin, "--timeout", "3m", fixtureRec(t, sc.Name)}, ios)
+			code := Main([]string{"replay", "--check", "--bin", bin, "--timeout", "3m", fixtureRecOf(t, version, sc.Name)}, ios)
 			if code != 0 {
 				t.Errorf("exit %d\n%s\nstderr: %s", code, out, errb)
 			}
@@ -548,7 +565,8 @@ func TestLiveFixtureCheck(t *testing.T) {
 // lands in the directory given with -C.
 func TestLiveCheckReportsDrift(t *testing.T) {
 	bin := livetest.Claude(t)
-	orig, err := os.ReadFile(fixtureRec(t, "write-allow"))
+	version := livetest.CLIVersion(t, bin)
+	orig, err := os.ReadFile(fixtureRecOf(t, version, "write-allow"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -595,6 +613,9 @@ func TestLiveCheckReportsDrift(t *testing.T) {
 	code, out, errs, _ = check("--update")
 	if code != 0 || !strings.Contains(errs, "updated") {
 		t.Fatalf("--update: exit %d\n%s\nstderr: %s", code, out, errs)
+	}
+	if h := headerOf(t, rec); h.AgentVersion != version {
+		t.Errorf("--update wrote agent_version %q, the CLI is %s", h.AgentVersion, version)
 	}
 	b, _ := os.ReadFile(rec)
 	if strings.Contains(string(b), "brand_new_event") || strings.Contains(string(b), work) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentjq/agentjq/fixtures"
 	"github.com/agentjq/agentjq/internal/fakeagent"
+	"github.com/agentjq/agentjq/internal/livetest"
 	"github.com/agentjq/agentjq/iostreams"
 	"github.com/agentjq/agentjq/recording"
 	"github.com/agentjq/agentjq/redact"
@@ -122,6 +123,7 @@ func ourInit(t *testing.T, log string) map[string]any {
 // --mcp-server probe=<a Go stdio MCP server>: every mcp_message is answered
 // with what the capture's client answered.
 func TestContractMCPServerRelay(t *testing.T) {
+	livetest.SkipShort(t, "runs this test binary as the agent")
 	ios, out, errb, logPath := hostIO(t, "capture:mcp-ping", "go\n")
 	server := fakeagent.Scenario + "=mcp-server exec " + strconv.Quote(os.Args[0])
 	code := Main([]string{"spawn", "--bin", os.Args[0], "--mcp-server", "probe=" + server}, ios)
@@ -172,6 +174,7 @@ func TestContractMCPServerRelay(t *testing.T) {
 // --hook PreToolUse:Bash=<a command printing the captured answer>. The
 // command holds commas and '=': it is taken whole.
 func TestContractHookCallback(t *testing.T) {
+	livetest.SkipShort(t, "runs this test binary as the agent")
 	want := captureAnswers(t, "hook-callback")
 	var answer []byte
 	for _, w := range want {
@@ -201,6 +204,7 @@ func TestContractHookCallback(t *testing.T) {
 // TestHookBlocksInCapture: exit 2 from the hook denies the captured Bash
 // call with stderr as the reason.
 func TestHookBlocksInCapture(t *testing.T) {
+	livetest.SkipShort(t, "runs this test binary as the agent")
 	ios, _, errb, logPath := hostIO(t, "capture:hook-callback", "go\n")
 	code := Main([]string{"spawn", "--bin", os.Args[0], "--hook", "PreToolUse:Bash=echo 'no shell today' >&2; exit 2"}, ios)
 	log := readLog(t, logPath)
@@ -223,6 +227,7 @@ func TestHookBlocksInCapture(t *testing.T) {
 // TestInitPassesThroughAndIsRedacted: --init's response reaches stdout
 // whole, and a recording of it holds no account email or organization.
 func TestInitPassesThroughAndIsRedacted(t *testing.T) {
+	livetest.SkipShort(t, "runs this test binary as the agent")
 	ios, out, errb, _ := hostIO(t, "init-account", "hi\n")
 	rec := filepath.Join(t.TempDir(), "s.ndjson")
 	if code := Main([]string{"record", "-o", rec, "--bin", os.Args[0], "--init"}, ios); code != 0 {
@@ -276,6 +281,7 @@ func TestHostFlagUsageErrors(t *testing.T) {
 // TestHangingHookIsAnswered: a hook past --hook-timeout is killed and
 // answered (no opinion, with a systemMessage), never left silent.
 func TestHangingHookIsAnswered(t *testing.T) {
+	livetest.SkipShort(t, "runs this test binary as the agent")
 	ios, _, errb, logPath := hostIO(t, "capture:hook-callback", "go\n")
 	code := Main([]string{"spawn", "--bin", os.Args[0], "--hook-timeout", "300ms", "--hook", "PreToolUse:Bash=sleep 60"}, ios)
 	log := readLog(t, logPath)
@@ -307,6 +313,7 @@ func TestHangingHookIsAnswered(t *testing.T) {
 // none reaches the recording, and stdout still gets every line byte for
 // byte.
 func TestRecordRedactsBurst(t *testing.T) {
+	livetest.SkipShort(t, "runs this test binary as the agent")
 	ios, out, errb, _ := hostIO(t, "secrets", "")
 	rec := filepath.Join(t.TempDir(), "s.ndjson")
 	if code := Main([]string{"spawn", "--record", rec, "--bin", os.Args[0], "-p", "hi"}, ios); code != 0 {
@@ -342,6 +349,7 @@ func TestRecordRedactsBurst(t *testing.T) {
 // are all valid, in sequence; the reader accepts it, a cut-off last line
 // with a warning.
 func TestRecordSurvivesSIGKILL(t *testing.T) {
+	livetest.SkipShort(t, "builds and runs agentjq")
 	bin := buildAgentjq(t)
 	rec := filepath.Join(t.TempDir(), "s.rec")
 	cmd := exec.Command(bin, "spawn", "--record", rec, "--bin", os.Args[0], "-p", "go")

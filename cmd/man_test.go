@@ -14,6 +14,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/agentjq/agentjq/filter"
+	"github.com/agentjq/agentjq/internal/livetest"
 	"github.com/agentjq/agentjq/internal/manpages"
 	"github.com/agentjq/agentjq/iostreams"
 	"github.com/agentjq/agentjq/man"
@@ -68,6 +69,7 @@ func TestManPagesUpToDate(t *testing.T) {
 // TestManPagesLint formats every page with groff's warnings on (-ww):
 // a page man(1) would complain about fails here.
 func TestManPagesLint(t *testing.T) {
+	livetest.SkipShort(t, "runs groff")
 	groff, err := exec.LookPath("groff")
 	if err != nil {
 		t.Skip("groff not installed (Debian: groff-base)")

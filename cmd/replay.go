@@ -225,6 +225,9 @@ func readRecordingFile(ios *iostreams.IO, path string) (recording.Header, []reco
 // so a fixture is never left half written.
 func copyFile(src, dst string) error {
 	b, err := os.ReadFile(src)
+	if err == nil {
+		b, err = withAgentVersion(b)
+	}
 	if err != nil {
 		return err
 	}

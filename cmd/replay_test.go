@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentjq/agentjq/fixtures"
+	"github.com/agentjq/agentjq/internal/livetest"
 	"github.com/agentjq/agentjq/iostreams"
 	"github.com/agentjq/agentjq/protocol"
 	"github.com/agentjq/agentjq/recording"
@@ -172,6 +173,7 @@ func TestRecordUsage(t *testing.T) {
 // record runs a session through the bridge (the agent is this test binary
 // playing a capture) and the recording holds both directions.
 func TestRecordSession(t *testing.T) {
+	livetest.SkipShort(t, "runs this test binary as the agent")
 	file := filepath.Join(t.TempDir(), "session.ndjson")
 	ios, out, errb := fakeIO(t, "capture:hello", "go\n")
 	code := Main([]string{"record", "-o", file, "--bin", os.Args[0]}, ios)

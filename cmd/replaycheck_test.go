@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentjq/agentjq/internal/livetest"
 	"github.com/agentjq/agentjq/recording"
 )
 
@@ -79,6 +80,7 @@ func TestCheckFlags(t *testing.T) {
 // path (flags re-used, inputs fed at their gates, permissions answered as
 // recorded) must reproduce the recording without drift.
 func TestCheckAgainstAsAgent(t *testing.T) {
+	livetest.SkipShort(t, "runs this test binary as the agent")
 	for _, sc := range readManifest(t) {
 		t.Run(sc.Name, func(t *testing.T) {
 			if testing.Short() && sc.Name == "big-line" {
@@ -95,6 +97,7 @@ func TestCheckAgainstAsAgent(t *testing.T) {
 }
 
 func TestCheckAgainstAsAgentReportsDrift(t *testing.T) {
+	livetest.SkipShort(t, "runs this test binary as the agent")
 	rec := fixtureRec(t, "chain")
 	b, _ := os.ReadFile(rec)
 	// The agent now sends a key the recording lacks: the agent plays the

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentjq/agentjq/internal/fakeagent"
+	"github.com/agentjq/agentjq/internal/livetest"
 	"github.com/agentjq/agentjq/iostreams"
 	"github.com/agentjq/agentjq/protocol"
 	"github.com/agentjq/agentjq/recording"
@@ -43,6 +44,7 @@ func fakeIO(t *testing.T, scenario, stdin string) (*iostreams.IO, *bytes.Buffer,
 // TestSpawnExitTable drives one session per row of the documented exit
 // status table and checks the status and the exit event agree.
 func TestSpawnExitTable(t *testing.T) {
+	livetest.SkipShort(t, "runs this test binary as the agent")
 	self := os.Args[0]
 	cases := []struct {
 		code     int
@@ -204,6 +206,7 @@ func TestSpawnClosedStdout(t *testing.T) {
 // TestSpawnRecord: spawn --record writes a recording whose agent output is
 // what spawn wrote, byte for byte.
 func TestSpawnRecord(t *testing.T) {
+	livetest.SkipShort(t, "runs this test binary as the agent")
 	ios, out, errb := fakeIO(t, "capture:write-deny", "please WRITE banana\n")
 	path := filepath.Join(t.TempDir(), "s.rec")
 	if code := Main([]string{"spawn", "--bin", os.Args[0], "--record", path}, ios); code != protocol.ExitDenied {

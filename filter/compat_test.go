@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/agentjq/agentjq/fixtures"
+	"github.com/agentjq/agentjq/internal/livetest"
 )
 
 // The compatibility table: each program runs over the captures with
@@ -156,6 +157,7 @@ var compatTable = []struct {
 }
 
 func TestCompatibilityWithJQ(t *testing.T) {
+	livetest.SkipShort(t, "runs jq")
 	jq := os.Getenv("AGENTJQ_JQ")
 	if jq == "" {
 		jq = "/usr/bin/jq"

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentjq/agentjq/internal/livetest"
 )
 
 const preToolUse = `{"session_id":"s1","cwd":"/tmp","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf /"},"tool_use_id":"toolu_1"}`
@@ -23,6 +25,7 @@ func runner(cmd string) (*Runner, *bytes.Buffer) {
 }
 
 func TestCommandHookSemantics(t *testing.T) {
+	livetest.SkipShort(t, "runs hook commands")
 	cases := []struct {
 		name, cmd, input, want string
 		problem                bool
@@ -68,6 +71,7 @@ func TestCommandHookSemantics(t *testing.T) {
 }
 
 func TestHangingHookIsAnswered(t *testing.T) {
+	livetest.SkipShort(t, "runs hook commands")
 	r, errb := runner(`sleep 30`)
 	r.Timeout = 300 * time.Millisecond
 	start := time.Now()
@@ -88,6 +92,7 @@ func TestHangingHookIsAnswered(t *testing.T) {
 }
 
 func TestHookEnvironment(t *testing.T) {
+	livetest.SkipShort(t, "runs hook commands")
 	r, _ := runner(`printf '{"dir":"%s","event":"%s"}' "$CLAUDE_PROJECT_DIR" "$AGENTJQ_HOOK_EVENT"`)
 	r.Dir = t.TempDir()
 	got := r.Run(context.Background(), r.Hooks[0], json.RawMessage(preToolUse))

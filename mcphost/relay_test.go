@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentjq/agentjq/internal/fakeagent"
+	"github.com/agentjq/agentjq/internal/livetest"
 	"github.com/agentjq/agentjq/internal/mcptest"
 	"github.com/agentjq/agentjq/internal/syncio"
 	"github.com/agentjq/agentjq/mcphost"
@@ -96,6 +97,7 @@ func newRelay(t *testing.T) (*mcphost.Relay, *syncio.Buffer, string) {
 }
 
 func TestRelay(t *testing.T) {
+	livetest.SkipShort(t, "runs MCP server processes")
 	r, errb, pidFile := newRelay(t)
 	ctx := context.Background()
 	cases := []struct{ in, want string }{
@@ -128,6 +130,7 @@ func TestRelay(t *testing.T) {
 }
 
 func TestRelayConcurrentCallsAndCancel(t *testing.T) {
+	livetest.SkipShort(t, "runs MCP server processes")
 	r, _, _ := newRelay(t)
 	ctx := context.Background()
 	// A slow call does not hold up a quick one.
@@ -157,6 +160,7 @@ func TestRelayConcurrentCallsAndCancel(t *testing.T) {
 }
 
 func TestRelayServerDies(t *testing.T) {
+	livetest.SkipShort(t, "runs MCP server processes")
 	var errb syncio.Buffer
 	r := &mcphost.Relay{Name: "dies", Command: `read line; echo 'bad config' >&2; exit 3`, Stderr: &errb}
 	defer r.Close()

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentjq/agentjq/internal/livetest"
 )
 
 func toolServer(cmd string) *ToolServer {
@@ -46,6 +48,7 @@ func TestToolServerProtocol(t *testing.T) {
 }
 
 func TestToolCall(t *testing.T) {
+	livetest.SkipShort(t, "runs tool commands")
 	cases := []struct{ name, cmd, args, want string }{
 		{"stdout is the text", `echo "hello $AGENTJQ_ARG_WHO"`, `{"who":"bob"}`,
 			`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"hello bob"}],"isError":false}}`},
@@ -70,6 +73,7 @@ func TestToolCall(t *testing.T) {
 }
 
 func TestToolTimeout(t *testing.T) {
+	livetest.SkipShort(t, "runs tool commands")
 	s := toolServer("sleep 30")
 	s.Timeout = 300 * time.Millisecond
 	start := time.Now()
@@ -83,6 +87,7 @@ func TestToolTimeout(t *testing.T) {
 }
 
 func TestToolCancelledByNotification(t *testing.T) {
+	livetest.SkipShort(t, "runs tool commands")
 	s := toolServer("sleep 30")
 	done := make(chan string, 1)
 	go func() { done <- call(t, s, context.Background(), `"c1"`, `{}`) }()
@@ -113,6 +118,7 @@ func TestToolCancelledByNotification(t *testing.T) {
 }
 
 func TestToolCancelledByContext(t *testing.T) {
+	livetest.SkipShort(t, "runs tool commands")
 	s := toolServer("sleep 30")
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)

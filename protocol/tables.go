@@ -26,20 +26,6 @@ type SubtypeDoc struct {
 	Answer string
 }
 
-// CheckedVersions are the agent CLI versions this build's fixtures were
-// recorded with. Another version gets a version_drift warning.
-var CheckedVersions = []string{"2.1.328"}
-
-// VersionChecked reports whether v is one of CheckedVersions.
-func VersionChecked(v string) bool {
-	for _, c := range CheckedVersions {
-		if c == v {
-			return true
-		}
-	}
-	return false
-}
-
 // MessageTypes lists every message type agentjq knows, for the protocol
 // reference. Unknown types still pass through untouched.
 var MessageTypes = []TypeDoc{

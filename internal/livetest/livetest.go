@@ -11,8 +11,9 @@
 //	cmd.Dir = livetest.Workdir(t)
 //
 // The CLI is looked up in $AGENTJQ_LIVE_CLAUDE, then at DefaultPath (where
-// `make claude` installs it). When AGENTJQ_REQUIRE_LIVE=1 (CI sets it) a
-// missing CLI fails the test instead of skipping it.
+// `make claude` installs the newest checked version). When
+// AGENTJQ_REQUIRE_LIVE=1 (CI sets it) a missing CLI fails the test instead
+// of skipping it; in -short mode every live test is skipped.
 package livetest
 
 import (
@@ -21,25 +22,32 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentjq/agentjq/protocol"
 )
 
-// Version is the claude CLI version the live tests are pinned to (the
-// Makefile's CLAUDE_VERSION).
-const Version = "2.1.328"
-
-// DefaultPath is where `make claude` installs the pinned CLI.
+// DefaultPath is where `make claude` installs the newest checked CLI
+// version (the last of protocol.CheckedVersions); `make test` points
+// $AGENTJQ_LIVE_CLAUDE at each checked version in turn.
 func DefaultPath() string {
+	return PathFor(protocol.CheckedVersions[len(protocol.CheckedVersions)-1])
+}
+
+// PathFor is where `make claude` installs CLI version v.
+func PathFor(v string) string {
 	home, err := os.UserHomeDir()
 	if err != nil {
 		return ""
 	}
-	return filepath.Join(home, ".cache", "agentjq", "claude-"+Version, "node_modules", ".bin", "claude")
+	return filepath.Join(home, ".cache", "agentjq", "claude-"+v, "node_modules", ".bin", "claude")
 }
 
 // Claude returns the path of the claude binary for a live test, or skips
-// the test (fails it when AGENTJQ_REQUIRE_LIVE=1) when there is none.
+// the test (fails it when AGENTJQ_REQUIRE_LIVE=1) when there is none. A
+// live test is skipped in -short mode, whatever AGENTJQ_REQUIRE_LIVE says.
 func Claude(tb testing.TB) string {
 	tb.Helper()
+	SkipShort(tb, "runs the real claude CLI")
 	path, why := find()
 	if path != "" {
 		return path
@@ -50,6 +58,32 @@ func Claude(tb testing.TB) string {
 	}
 	tb.Skip(msg)
 	return ""
+}
+
+// SkipShort skips a test that starts processes (the real CLI, a shell, a
+// fake agent, this test binary again) in -short mode, so that go test
+// -short ./... stays a quick check of the in-process code.
+func SkipShort(tb testing.TB, why string) {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skip("skipped in -short: " + why)
+	}
+}
+
+// CLIVersion is the version the claude binary at bin reports (claude
+// --version prints "2.1.332 (Claude Code)"), so that a test can compare
+// the CLI with the fixtures recorded from the same version.
+func CLIVersion(tb testing.TB, bin string) string {
+	tb.Helper()
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		tb.Fatalf("%s --version: %v", bin, err)
+	}
+	v, _, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
+	if v == "" {
+		tb.Fatalf("%s --version printed %q", bin, out)
+	}
+	return v
 }
 
 func find() (path, why string) {

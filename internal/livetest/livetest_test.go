@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentjq/agentjq/protocol"
 )
 
 func TestFind(t *testing.T) {
@@ -41,6 +43,28 @@ func TestFind(t *testing.T) {
 	}
 	if p, _ := find(); p != def {
 		t.Errorf("find() = %q, want default %q", p, def)
+	}
+}
+
+func TestCLIVersion(t *testing.T) {
+	SkipShort(t, "runs a shell script")
+	exe := filepath.Join(t.TempDir(), "claude")
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\necho '9.8.7 (Claude Code)'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if v := CLIVersion(t, exe); v != "9.8.7" {
+		t.Errorf("CLIVersion = %q", v)
+	}
+}
+
+func TestPaths(t *testing.T) {
+	t.Setenv("HOME", "/h")
+	if p := PathFor("1.2.3"); p != "/h/.cache/agentjq/claude-1.2.3/node_modules/.bin/claude" {
+		t.Errorf("PathFor = %q", p)
+	}
+	newest := protocol.CheckedVersions[len(protocol.CheckedVersions)-1]
+	if DefaultPath() != PathFor(newest) {
+		t.Errorf("DefaultPath %q is not the newest checked version %s", DefaultPath(), newest)
 	}
 }
 
