@@ -361,7 +361,6 @@ func TestServe(t *testing.T) {
 	}
 }
 
-
 // An approver does not inherit the agent's credentials unless
 // PassCredentials.
 func TestApproverGetsNoCredentials(t *testing.T) {
