@@ -59,6 +59,8 @@ type Chain struct {
 	ttyOnce  sync.Once
 	prompter *Prompter
 	tty      io.Closer
+
+	screen screenMemo
 }
 
 // NewChain loads every policy file and prepares the approver. A policy
@@ -141,6 +143,30 @@ func (c *Chain) Explain(ctx context.Context, req *Request, trace func(string)) (
 		r.Cwd = c.opts.Cwd
 	}
 	req = &r
+	if note, ok := c.takeScreened(req); ok {
+		// The PreToolUse hook saw this call first, in the directory the
+		// agent's shell was really in; the permission request carries no
+		// directory of its own.
+		req.Cwd = note.cwd
+		if note.same && note.verdict.Behavior != protocol.Allow {
+			// The policies already passed it on ("ask" or no opinion): ask
+			// the approver and the terminal, never the policies again, so
+			// the call is not decided twice.
+			trace(step("hook", note.verdict))
+			return c.askOthers(ctx, req, note.verdict, trace)
+		}
+	}
+	v, final := c.policies(ctx, req, trace)
+	if final {
+		return v, nil
+	}
+	return c.askOthers(ctx, req, v, trace)
+}
+
+// policies asks the rules files and jq policies. final is true when they
+// decided (allow or deny, already finished); otherwise v is an "ask" or no
+// opinion ("" with the rules' unmatched message) for the rest of the chain.
+func (c *Chain) policies(ctx context.Context, req *Request, trace func(string)) (v Verdict, final bool) {
 	var asked *Verdict
 	unmatched := ""
 	if c.rules != nil {
@@ -148,7 +174,7 @@ func (c *Chain) Explain(ctx context.Context, req *Request, trace func(string)) (
 		trace(step("rules", v))
 		switch v.Behavior {
 		case protocol.Allow, protocol.Deny:
-			return c.finish(req, v), nil
+			return c.finish(req, v), true
 		case protocol.Ask:
 			asked = &v
 		default:
@@ -160,12 +186,12 @@ func (c *Chain) Explain(ctx context.Context, req *Request, trace func(string)) (
 		for _, p := range c.jq {
 			v, err := p.Decide(ctx, req)
 			if err != nil {
-				return c.ctxVerdict(ctx), nil
+				return c.ctxVerdict(ctx), true
 			}
 			trace(step("jq "+p.Name, v))
 			switch v.Behavior {
 			case protocol.Deny:
-				return c.finish(req, v), nil
+				return c.finish(req, v), true
 			case protocol.Ask:
 				if asked == nil {
 					asked = &v
@@ -177,8 +203,24 @@ func (c *Chain) Explain(ctx context.Context, req *Request, trace func(string)) (
 			}
 		}
 		if asked == nil && allow != nil {
-			return c.finish(req, *allow), nil
+			return c.finish(req, *allow), true
 		}
+	}
+	if asked != nil {
+		return *asked, false
+	}
+	return Verdict{Message: unmatched}, false
+}
+
+// askOthers asks the approver and the terminal what the policies passed
+// on (passed: an "ask" or no opinion), then fails closed.
+func (c *Chain) askOthers(ctx context.Context, req *Request, passed Verdict, trace func(string)) (Verdict, error) {
+	var asked *Verdict
+	unmatched := ""
+	if passed.Behavior == protocol.Ask {
+		asked = &passed
+	} else {
+		unmatched = passed.Message
 	}
 	if c.approver != nil {
 		v, err := c.approver.Decide(ctx, req)

@@ -53,6 +53,8 @@ type Options struct {
 	Approver approve.Decider
 	// Handlers answer other agent control requests by subtype.
 	Handlers map[string]ControlHandler
+	// Guard answers agentjq's own PreToolUse hook (see bridge/hosting.go).
+	Guard GuardFunc
 	// Init, when set, is sent as an initialize control request first.
 	Init any
 	// KeepStdinOpen holds the agent's stdin open while hooks or SDK MCP
@@ -158,6 +160,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		denied:     map[string]bool{},
 		stderrTail: tail{max: 64 << 10},
 	}
+	s.installGuard()
 	return s.run(ctx)
 }
 

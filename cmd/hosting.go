@@ -1,11 +1,13 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/agentjq/agentjq/approve"
 	"github.com/agentjq/agentjq/bridge"
 	"github.com/agentjq/agentjq/hooks"
 	"github.com/agentjq/agentjq/internal/buildinfo"
@@ -37,15 +39,16 @@ func (f HostFlags) hosting() bool {
 
 // applyHostFlags registers the hosted tools, servers and hooks on opts.
 func applyHostFlags(ios *iostreams.IO, f HostFlags, opts *bridge.Options) error {
-	if !f.Init && !f.hosting() {
-		return nil
-	}
-	init := map[string]any{"subtype": protocol.SubInitialize, "hooks": map[string]any{}}
-	opts.Init = init
-	if !f.hosting() {
-		return nil
-	}
+	return hostSession(ios, f, opts, nil)
+}
 
+// hostSession registers the hosted tools, servers and hooks on opts and,
+// when screen is not nil, agentjq's own PreToolUse hook (the guard) that
+// asks the approval chain about every tool call before it runs.
+func hostSession(ios *iostreams.IO, f HostFlags, opts *bridge.Options, screen func(context.Context, *approve.Request) approve.Verdict) error {
+	if !f.Init && !f.hosting() && screen == nil {
+		return nil
+	}
 	host := &mcphost.Host{}
 	tools, err := toolsFromFlags(f)
 	if err != nil {
@@ -81,12 +84,20 @@ func applyHostFlags(ios *iostreams.IO, f HostFlags, opts *bridge.Options) error 
 		}
 		runner.Hooks = append(runner.Hooks, h)
 	}
+	var guard *hooks.Guard
+	if screen != nil {
+		guard = &hooks.Guard{Screen: screen, Runner: runner}
+	}
+	own := ownInitialize(runner, guard, host.Names())
+	opts.Init = own.request()
+	if !f.hosting() && guard == nil {
+		return nil // --init alone
+	}
 
 	if opts.Handlers == nil {
 		opts.Handlers = map[string]bridge.ControlHandler{}
 	}
-	if names := host.Names(); len(names) > 0 {
-		init["sdkMcpServers"] = names
+	if len(own.Servers) > 0 {
 		opts.Handlers[protocol.SubMCPMessage] = host.Handle
 		opts.AtEnd = append(opts.AtEnd, func() {
 			if err := host.Close(); err != nil {
@@ -95,11 +106,47 @@ func applyHostFlags(ios *iostreams.IO, f HostFlags, opts *bridge.Options) error 
 		})
 	}
 	if len(runner.Hooks) > 0 {
-		init["hooks"] = runner.Registration()
 		opts.Handlers[protocol.SubHookCallback] = runner.Handle
 	}
+	if guard != nil {
+		opts.Guard = guard.Answer
+	}
+	// A hook call the agent sends to a closed stdin is lost, and a lost
+	// PreToolUse hook lets the call run: hold stdin open to the end.
 	opts.KeepStdinOpen = true
 	return nil
+}
+
+// ownInit is what agentjq adds to the agent's initialize request: the hooks
+// it registers and the SDK MCP servers it hosts. It is built in one place
+// (ownInitialize) so that a front end forwarding a client's own initialize
+// can merge these into it.
+type ownInit struct {
+	Hooks   map[string][]hooks.Matcher
+	Servers []string
+}
+
+// ownInitialize gathers the hooks and servers agentjq registers: the
+// user's --hook commands and, with the guard, its PreToolUse matcher for
+// every tool (the user's PreToolUse hooks then run inside it).
+func ownInitialize(runner *hooks.Runner, guard *hooks.Guard, servers []string) ownInit {
+	own := ownInit{Hooks: map[string][]hooks.Matcher{}, Servers: servers}
+	switch {
+	case guard != nil:
+		own.Hooks = guard.Hooks()
+	case len(runner.Hooks) > 0:
+		own.Hooks = runner.Registration()
+	}
+	return own
+}
+
+// request is the initialize control request itself.
+func (o ownInit) request() map[string]any {
+	init := map[string]any{"subtype": protocol.SubInitialize, "hooks": o.Hooks}
+	if len(o.Servers) > 0 {
+		init["sdkMcpServers"] = o.Servers
+	}
+	return init
 }
 
 // toolsFromFlags builds the --mcp-tool tools with their descriptions and
