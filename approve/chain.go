@@ -147,7 +147,9 @@ func (c *Chain) Explain(ctx context.Context, req *Request, trace func(string)) (
 		// The PreToolUse hook saw this call first, in the directory the
 		// agent's shell was really in; the permission request carries no
 		// directory of its own.
-		req.Cwd = note.cwd
+		if req.ShellCwd == "" {
+			req.ShellCwd = note.cwd
+		}
 		if note.same && note.verdict.Behavior != protocol.Allow {
 			// The policies already passed it on ("ask" or no opinion): ask
 			// the approver and the terminal, never the policies again, so

@@ -193,19 +193,25 @@ func (rs *RuleSet) units(req *Request) ([]*unit, toolInput) {
 		if bad {
 			return []*unit{{tool: "Bash", bashUnknown: true, text: "Bash (unreadable input)"}}, in
 		}
-		return bashUnits(in.Command, req.Cwd, rs.home), in
+		units := bashUnits(in.Command, shellBase(req), rs.home)
+		for _, u := range units {
+			if u.target != nil {
+				*u.target = reanchor(*u.target, req.Cwd)
+			}
+		}
+		return units, in
 	case editTools[tool] || readTools[tool]:
 		p := in.FilePath
 		if p == "" {
 			p = in.NotebookPath
 		}
 		if p == "" && (tool == "Glob" || tool == "Grep" || tool == "LS") && !bad {
-			p = req.Cwd
+			p = shellBase(req)
 			if in.Path != "" {
 				p = in.Path
 			}
 		}
-		t := resolveTarget(p, req.Cwd, rs.home)
+		t := reanchor(resolveTarget(p, shellBase(req), rs.home), req.Cwd)
 		if bad {
 			t = target{unknown: true}
 		}

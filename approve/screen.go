@@ -3,6 +3,7 @@ package approve
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"reflect"
 	"sync"
 
@@ -24,8 +25,8 @@ func (c *Chain) Guards() bool {
 }
 
 // Screen asks the policies (rules files, jq policies) about a call before
-// it runs, as the PreToolUse hook reports it (req.Cwd is the directory the
-// agent's shell is in). The verdict is Deny (block the call), Allow (the
+// it runs, as the PreToolUse hook reports it (req.ShellCwd is the directory
+// the agent's shell is in). The verdict is Deny (block the call), Allow (the
 // policies allow it as it is: no objection), or Ask: the policies did not
 // decide, or only allowed a changed input, so the call must come back as a
 // permission request for the approver, the terminal or the default. The
@@ -83,7 +84,7 @@ func (c *Chain) noteScreened(req *Request, v Verdict) {
 	if _, ok := m.notes[req.ToolUseID]; !ok {
 		m.order = append(m.order, req.ToolUseID)
 	}
-	m.notes[req.ToolUseID] = screened{cwd: req.Cwd, input: req.Input, verdict: v}
+	m.notes[req.ToolUseID] = screened{cwd: req.ShellCwd, input: req.Input, verdict: v}
 	for len(m.order) > maxScreened {
 		delete(m.notes, m.order[0])
 		m.order = m.order[1:]
@@ -118,4 +119,32 @@ func sameInput(a, b json.RawMessage) bool {
 		return false
 	}
 	return reflect.DeepEqual(x, y)
+}
+
+// reanchor makes the readings of t relative to the session's root: a
+// target resolved from the shell's directory is still judged by rules
+// anchored at the root, never at wherever the shell went.
+func reanchor(t target, root string) target {
+	if root == "" {
+		return t
+	}
+	// resolveTarget makes the path as written, then (when it differs) the
+	// path with symlinks resolved: anchor each at the root in the same form.
+	for i := range t.readings {
+		if i == 0 {
+			t.readings[i].cwd = filepath.Clean(root)
+		} else {
+			t.readings[i].cwd = resolvePath(filepath.Clean(root))
+		}
+	}
+	return t
+}
+
+// shellBase is where relative paths of req resolve: the shell's directory
+// when known, else the session's root.
+func shellBase(req *Request) string {
+	if req.ShellCwd != "" {
+		return req.ShellCwd
+	}
+	return req.Cwd
 }

@@ -122,7 +122,7 @@ func (g *Guard) Answer(ctx context.Context, requestID string, request json.RawMe
 		CanUseTool: protocol.CanUseTool{
 			Subtype: protocol.SubCanUseTool, ToolName: in.ToolName, Input: input, ToolUseID: in.ToolUseID,
 		},
-		Cwd: in.Cwd, SessionID: in.SessionID, PermissionMode: in.PermissionMode,
+		ShellCwd: in.Cwd, SessionID: in.SessionID, PermissionMode: in.PermissionMode,
 	}
 	v := g.Screen(sctx, &req)
 	changed := !bytes.Equal(input, in.ToolInput)
