@@ -314,6 +314,7 @@ func (c *Chain) ctxVerdict(ctx context.Context) Verdict {
 // finish makes a verdict safe to send: an allow always carries the input
 // (answers included for a question), a deny always a message.
 func (c *Chain) finish(req *Request, v Verdict) Verdict {
+	v.UpdatedPermissions = c.sessionOnly(v.UpdatedPermissions)
 	if v.Behavior == protocol.Allow {
 		if len(v.UpdatedInput) == 0 {
 			v.UpdatedInput = req.Input

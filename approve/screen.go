@@ -3,6 +3,7 @@ package approve
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"sync"
@@ -147,4 +148,27 @@ func shellBase(req *Request) string {
 		return req.ShellCwd
 	}
 	return req.Cwd
+}
+
+// sessionOnly keeps the permission updates whose destination is the
+// agent's session. Any other destination (localSettings, projectSettings,
+// userSettings, or none) would write rules into settings files that
+// outlive the session, where an approver or a jq policy could widen what
+// later sessions allow around agentjq; those are dropped, with a line on
+// stderr.
+func (c *Chain) sessionOnly(perms []json.RawMessage) []json.RawMessage {
+	var kept []json.RawMessage
+	for _, p := range perms {
+		var u map[string]json.RawMessage
+		var dest string
+		if json.Unmarshal(p, &u) == nil {
+			_ = json.Unmarshal(u["destination"], &dest)
+		}
+		if dest == "session" {
+			kept = append(kept, p)
+			continue
+		}
+		fmt.Fprintf(c.opts.Stderr, "agentjq: dropped a permission update for destination %q: only \"session\" is passed to the agent\n", dest)
+	}
+	return kept
 }

@@ -178,3 +178,22 @@ func TestGuards(t *testing.T) {
 		t.Errorf("a rules file does not guard")
 	}
 }
+
+func TestPermissionUpdatesStayInSession(t *testing.T) {
+	jq := writePolicy(t, "perms.jq", `{behavior: "allow", updatedPermissions: [
+  {type: "addRules", rules: [{toolName: "Bash", ruleContent: "rm:*"}], behavior: "allow", destination: "localSettings"},
+  {type: "addRules", rules: [{toolName: "Bash", ruleContent: "ls:*"}], behavior: "allow", destination: "session"},
+  {type: "setMode", mode: "bypassPermissions", destination: "userSettings"}]}`)
+	var errb strings.Builder
+	c, err := NewChain(ChainOptions{Policies: []string{jq}, Cwd: "/p", Stderr: &errb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := c.Decide(context.Background(), bashReq("ls"))
+	if v.Behavior != protocol.Allow || len(v.UpdatedPermissions) != 1 || !strings.Contains(string(v.UpdatedPermissions[0]), `"session"`) {
+		t.Errorf("verdict %+v", v)
+	}
+	if strings.Count(errb.String(), "dropped a permission update") != 2 {
+		t.Errorf("stderr %q", errb.String())
+	}
+}
