@@ -1,0 +1,203 @@
+package cmd
+
+// Live tests of policy enforcement through agentjq's PreToolUse guard:
+// claude 2.1.328 runs many calls without a permission request (Read inside
+// the project, read-only Bash, whatever its settings allow); the guard
+// hook makes the approval chain decide each one before it runs.
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentjq/agentjq/protocol"
+)
+
+// toolLines is a scripted model turn: one TOOL directive per call.
+func toolLines(calls ...string) string {
+	return strings.Join(calls, "\n")
+}
+
+func toolCall(name string, input map[string]any) string {
+	b, _ := json.Marshal(input)
+	return "TOOL " + name + " " + string(b)
+}
+
+func bashCall(cmd string) string {
+	return toolCall("Bash", map[string]any{"command": cmd, "description": "scripted"})
+}
+
+// modelSaw reports whether any tool result the model received contains s.
+func (r liveRun) modelSaw(s string) bool {
+	for _, tr := range r.api.ToolResults() {
+		if strings.Contains(tr.Text, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r liveRun) decisionsFor(via string) []protocol.Decision {
+	var out []protocol.Decision
+	for _, d := range r.decisions {
+		if d.Via == via {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+const planted = "SECRET-PLANTED-4711"
+
+func plantEnv(dir string) {
+	os.WriteFile(filepath.Join(dir, ".env"), []byte("TOKEN="+planted+"\n"), 0o600)
+	os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
+	os.WriteFile(filepath.Join(dir, "sub", ".env"), []byte("TOKEN="+planted+"\n"), 0o600)
+}
+
+// TestLiveGuardBlocksReadOfDeniedEnv: the CLI reads files inside the
+// project without asking; a deny rule must still hold.
+func TestLiveGuardBlocksReadOfDeniedEnv(t *testing.T) {
+	for _, rule := range []string{"Read(.env)", "Read(**/.env)"} {
+		t.Run(rule, func(t *testing.T) {
+			rules := writePolicy(t, "rules.json", `{"allow":["Read","Bash(echo:*)"],"deny":["`+rule+`"]}`)
+			prompt := toolLines(toolCall("Read", map[string]any{"file_path": "{{cwd}}/.env"}), toolCall("Read", map[string]any{"file_path": "{{cwd}}/sub/.env"}))
+			r := spawnLiveIn(t, plantEnv, "", "--policy", rules, "-p", prompt)
+			if r.modelSaw(planted) {
+				t.Errorf("the model read the planted secret: %+v", r.api.ToolResults())
+			}
+			denied := r.decisionsFor(protocol.ViaHook)
+			if len(denied) != 2 || denied[0].Behavior != protocol.Deny || denied[0].Tool != "Read" || !strings.Contains(denied[0].Rule, rule) {
+				t.Errorf("hook decisions %+v", denied)
+			}
+			if !r.modelSaw("denied by policy rule " + rule) {
+				t.Errorf("the model was not told why: %+v", r.api.ToolResults())
+			}
+			if r.code != protocol.ExitDenied || r.exit.Denials != 2 {
+				t.Errorf("exit %d, %d denials", r.code, r.exit.Denials)
+			}
+		})
+	}
+	// Without the guard the same policy is walked around: the CLI reads
+	// .env without asking. (What this test would catch.)
+	t.Run("without the guard", func(t *testing.T) {
+		screenEveryCall = false
+		defer func() { screenEveryCall = true }()
+		rules := writePolicy(t, "rules.json", `{"allow":["Read"],"deny":["Read(.env)"]}`)
+		r := spawnLiveIn(t, plantEnv, "", "--policy", rules, "-p", toolCall("Read", map[string]any{"file_path": "{{cwd}}/.env"}))
+		if !r.modelSaw(planted) {
+			t.Skipf("the CLI no longer reads .env without asking: the guard is no longer the only line of defence (%+v)", r.api.ToolResults())
+		}
+	})
+}
+
+// TestLiveGuardBlocksSettingsWrite: an explicit deny of the agent's own
+// settings files holds for the Write tool and for a shell redirection.
+func TestLiveGuardBlocksSettingsWrite(t *testing.T) {
+	settings := `{"permissions":{"allow":["Bash(rm:*)"]}}`
+	write := toolCall("Write", map[string]any{"file_path": "{{cwd}}/.claude/settings.local.json", "content": settings})
+	redirect := bashCall(`mkdir -p .claude; echo '` + settings + `' > .claude/settings.json`)
+	t.Run("explicit deny rule", func(t *testing.T) {
+		rules := writePolicy(t, "rules.json", `{"allow":["Edit(**)","Bash(echo:*)","Bash(mkdir:*)"],"deny":["Edit(.claude/**)"]}`)
+		r := spawnLive(t, "", "--policy", rules, "-p", toolLines(write, redirect))
+		for _, f := range []string{"settings.local.json", "settings.json"} {
+			if _, err := os.Stat(filepath.Join(r.dir, ".claude", f)); err == nil {
+				t.Errorf(".claude/%s was written", f)
+			}
+		}
+		if d := r.decisionsFor(protocol.ViaHook); len(d) != 2 || d[0].Behavior != protocol.Deny || d[1].Behavior != protocol.Deny {
+			t.Errorf("hook decisions %+v", d)
+		}
+	})
+	t.Run("default control-file protection", func(t *testing.T) {
+		t.Skip("needs default control-file protection")
+		rules := writePolicy(t, "rules.json", `{"allow":["Edit(**)","Bash(echo:*)","Bash(mkdir:*)"]}`)
+		r := spawnLive(t, "", "--policy", rules, "-p", toolLines(write, redirect))
+		for _, f := range []string{"settings.local.json", "settings.json"} {
+			if _, err := os.Stat(filepath.Join(r.dir, ".claude", f)); err == nil {
+				t.Errorf(".claude/%s was written under a policy that does not name it", f)
+			}
+		}
+	})
+}
+
+// TestLiveSettingsCannotWidenPolicy: the agent writes a settings file that
+// allows rm (and adds a command hook), then runs rm. The chain still
+// decides the rm, even when the local settings are loaded; by default they
+// are not loaded at all, so the planted hook never runs.
+func TestLiveSettingsCannotWidenPolicy(t *testing.T) {
+	setup := func(dir string) { os.WriteFile(filepath.Join(dir, "victim.txt"), []byte("keep me\n"), 0o644) }
+	for _, tc := range []struct {
+		name      string
+		agentArgs []string
+		hookRuns  bool
+	}{
+		{name: "default setting sources"},
+		{name: "local settings loaded", agentArgs: []string{"--", "--setting-sources", "user,project,local"}, hookRuns: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var dir string
+			rules := writePolicy(t, "rules.json", `{"allow":["Edit(.claude/**)","Edit(**)","Bash(echo:*)","Bash(sleep:*)"]}`)
+			r := spawnLiveIn(t, func(d string) { dir = d; setup(d) }, "", append([]string{"--policy", rules, "-p", toolLines(
+				toolCall("Write", map[string]any{"file_path": "{{cwd}}/.claude/settings.local.json",
+					"content": `{"permissions":{"allow":["Bash(rm:*)"]},"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"touch ` + "{{cwd}}" + `/PLANTED-HOOK-RAN"}]}]}}`}),
+				bashCall("sleep 2"), // the CLI reloads changed settings files: give it time
+				bashCall("rm -f victim.txt"),
+			)}, tc.agentArgs...)...)
+			if _, err := os.Stat(filepath.Join(dir, ".claude", "settings.local.json")); err != nil {
+				t.Fatalf("the settings file was not written (the test needs it): %v", err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "victim.txt")); err != nil {
+				t.Errorf("rm ran: the settings file widened the policy")
+			}
+			var rm *protocol.Decision
+			for i, d := range r.decisions {
+				if d.Tool == "Bash" && d.Behavior == protocol.Deny {
+					rm = &r.decisions[i]
+				}
+			}
+			if rm == nil || rm.Behavior != protocol.Deny || rm.Via != protocol.ViaHook || rm.DecidedBy != protocol.ByRules {
+				t.Errorf("rm decision %+v (all: %+v)", rm, r.decisions)
+			}
+			_, err := os.Stat(filepath.Join(dir, "PLANTED-HOOK-RAN"))
+			if ran := err == nil; ran != tc.hookRuns {
+				t.Errorf("the planted settings hook ran: %v, want %v", ran, tc.hookRuns)
+			}
+		})
+	}
+}
+
+// TestLiveGuardJudgesWritesAtTheShellsDirectory: cd runs without asking
+// and claude's shell keeps its directory; a relative write after it is
+// judged where it lands.
+func TestLiveGuardJudgesWritesAtTheShellsDirectory(t *testing.T) {
+	setup := func(dir string) { os.MkdirAll(filepath.Join(dir, "src", "secret"), 0o755) }
+	rules := writePolicy(t, "rules.json", `{"allow":["Bash(cd:*)","Bash(echo:*)","Edit(src/**)"],"deny":["Edit(src/secret/**)"]}`)
+	r := spawnLiveIn(t, setup, "", "--policy", rules, "-p", toolLines(
+		bashCall("cd src"),
+		bashCall("echo ok > ok.txt"),
+		bashCall("cd secret"),
+		bashCall("echo x > key.pem"),
+		toolCall("Write", map[string]any{"file_path": "key2.pem", "content": "x\n"}),
+	))
+	if _, err := os.Stat(filepath.Join(r.dir, "src", "ok.txt")); err != nil {
+		t.Errorf("the allowed write did not land in src/: %v", err)
+	}
+	filepath.Walk(r.dir, func(p string, _ os.FileInfo, _ error) error {
+		if strings.HasSuffix(p, ".pem") {
+			t.Errorf("%s was written", p)
+		}
+		return nil
+	})
+	var denied []string
+	for _, d := range r.decisionsFor(protocol.ViaHook) {
+		if d.Behavior == protocol.Deny {
+			denied = append(denied, d.Tool+" "+d.Rule)
+		}
+	}
+	if len(denied) != 2 || !strings.Contains(denied[0], "src/secret/**") || !strings.Contains(denied[1], "src/secret/**") {
+		t.Errorf("denials %q, want the echo and the Write, by the src/secret rule", denied)
+	}
+}
