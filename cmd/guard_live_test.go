@@ -326,3 +326,32 @@ func TestLiveGuardLatency(t *testing.T) {
 		t.Errorf("agentjq takes %v to answer the guard's hook, want under 5ms", round)
 	}
 }
+
+// TestLiveGuardRunsUserHooks: with a policy, a --hook PreToolUse command
+// still runs (inside agentjq's hook, for the tools its matcher names), and
+// its deny wins over the policy's allow.
+func TestLiveGuardRunsUserHooks(t *testing.T) {
+	rules := writePolicy(t, "rules.json", `{"allow":["Bash(echo:*)","Edit(**)"]}`)
+	log := writePolicy(t, "hook.log", "")
+	r := spawnLive(t, "", "--policy", rules,
+		"--hook", `PreToolUse:Bash=cat >> `+log+`; echo 'no echo today' >&2; exit 2`,
+		"-p", toolLines(bashCall("echo hi"), toolCall("Write", map[string]any{"file_path": "{{cwd}}/w.txt", "content": "w\n"})))
+	if b, _ := os.ReadFile(log); strings.Count(string(b), `"tool_name":"Bash"`) != 1 || strings.Contains(string(b), `"tool_name":"Write"`) {
+		t.Errorf("the user's hook saw %s", b)
+	}
+	if !r.modelSaw("no echo today") {
+		t.Errorf("the hook's reason did not reach the model: %+v", r.api.ToolResults())
+	}
+	if _, err := os.Stat(filepath.Join(r.dir, "w.txt")); err != nil {
+		t.Errorf("the Write (not the hook's tool) did not run: %v", err)
+	}
+	var bash *protocol.Decision
+	for i, d := range r.decisions {
+		if d.Tool == "Bash" {
+			bash = &r.decisions[i]
+		}
+	}
+	if bash == nil || bash.Behavior != protocol.Deny || bash.DecidedBy != protocol.ByHook || bash.Via != protocol.ViaHook {
+		t.Errorf("Bash decision %+v", bash)
+	}
+}
