@@ -195,3 +195,23 @@ func TestMatchTool(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkGuardAnswer is agentjq's part of one guard call in process: the
+// hook input read, a real rules file's verdict, the answer written.
+func BenchmarkGuardAnswer(b *testing.B) {
+	dir := b.TempDir()
+	rules := dir + "/rules.json"
+	os.WriteFile(rules, []byte(`{"allow":["Read","Bash(git diff:*)","Bash(go test:*)","Bash(echo:*)","Bash(head:*)","Edit(src/**)"],"deny":["Read(.env)","Bash(rm:*)"]}`), 0o644)
+	c, err := approve.NewChain(approve.ChainOptions{Policies: []string{rules}, Cwd: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	g := &Guard{Screen: c.Screen}
+	req := guardCallback("Bash", `{"command":"git diff HEAD~1 -- src/main.go | head -50","description":"show the diff"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, d, _ := g.Answer(context.Background(), "r", req); d.Behavior != protocol.Allow {
+			b.Fatalf("decision %+v", d)
+		}
+	}
+}
