@@ -355,3 +355,37 @@ func TestLiveGuardRunsUserHooks(t *testing.T) {
 		t.Errorf("Bash decision %+v", bash)
 	}
 }
+
+// TestLiveGuardAskReachesApprover: a call the policies leave undecided
+// comes back as a permission request even when the agent would have run
+// it without asking (cat, Read inside the project), and goes to the
+// approver: one decision per call, via permission.
+func TestLiveGuardAskReachesApprover(t *testing.T) {
+	rules := writePolicy(t, "rules.json", `{"default":"ask","deny":["Bash(rm:*)"]}`)
+	seen := writePolicy(t, "seen.log", "")
+	approver := writePolicy(t, "approver.sh", "#!/bin/sh\nwhile read -r line; do printf '%s\\n' \"$line\" >> "+seen+"; echo '{\"behavior\":\"allow\"}'; done\n")
+	os.Chmod(approver, 0o755)
+	r := spawnLiveIn(t, func(dir string) { os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("hello notes\n"), 0o644) }, "",
+		"--policy", rules, "--approver", approver, "-p", toolLines(
+			bashCall("cat notes.txt"),
+			toolCall("Read", map[string]any{"file_path": "{{cwd}}/notes.txt"}),
+		))
+	if r.code != 0 {
+		t.Fatalf("exit %d", r.code)
+	}
+	b, _ := os.ReadFile(seen)
+	if !strings.Contains(string(b), `"tool_name":"Bash"`) || !strings.Contains(string(b), `"tool_name":"Read"`) {
+		t.Errorf("the approver saw:\n%s", b)
+	}
+	if len(r.decisions) != 2 {
+		t.Fatalf("decisions %+v, want one per call", r.decisions)
+	}
+	for _, d := range r.decisions {
+		if d.Via != protocol.ViaPermission || d.DecidedBy != protocol.ByApprover || d.Behavior != protocol.Allow {
+			t.Errorf("decision %+v", d)
+		}
+	}
+	if !r.modelSaw("hello notes") {
+		t.Errorf("the allowed calls did not run: %+v", r.api.ToolResults())
+	}
+}
