@@ -17,7 +17,12 @@ import (
 type Request struct {
 	RequestID string
 	protocol.CanUseTool
-	Cwd            string
+	// Cwd is the session's root: relative path rules are anchored there.
+	Cwd string
+	// ShellCwd is the directory the agent's shell is really in, when it is
+	// known (the PreToolUse hook reports it: claude's Bash keeps its cwd
+	// between calls). Relative paths in the call resolve against it.
+	ShellCwd       string
 	SessionID      string
 	PermissionMode string
 }

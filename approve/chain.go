@@ -70,6 +70,8 @@ type Chain struct {
 	ttyOnce  sync.Once
 	prompter *Prompter
 	tty      io.Closer
+
+	screen screenMemo
 }
 
 // NewChain loads every policy file and prepares the approver. A policy
@@ -159,19 +161,45 @@ func (c *Chain) Explain(ctx context.Context, req *Request, trace func(string)) (
 		r.Cwd = c.opts.Cwd
 	}
 	req = &r
+	if note, ok := c.takeScreened(req); ok {
+		// The PreToolUse hook saw this call first, in the directory the
+		// agent's shell was really in; the permission request carries no
+		// directory of its own.
+		if req.ShellCwd == "" {
+			req.ShellCwd = note.cwd
+		}
+		if note.same && note.verdict.Behavior != protocol.Allow {
+			// The policies already passed it on ("ask" or no opinion): ask
+			// the approver and the terminal, never the policies again, so
+			// the call is not decided twice.
+			trace(step("hook", note.verdict))
+			return c.askOthers(ctx, req, note.verdict, trace)
+		}
+	}
+	v, final := c.policies(ctx, req, trace)
+	if final {
+		return v, nil
+	}
+	return c.askOthers(ctx, req, v, trace)
+}
+
+// policies asks the rules files and jq policies. final is true when they
+// decided (allow or deny, already finished); otherwise v is an "ask" or no
+// opinion ("" with the rules' unmatched message) for the rest of the chain.
+func (c *Chain) policies(ctx context.Context, req *Request, trace func(string)) (v Verdict, final bool) {
 	var asked *Verdict
 	unmatched := ""
-	shell := c.shell.at(req.Cwd)
+	shell := c.shellDirs(req)
 	if v, ok := protectWithoutRules(c.rules, req, shell, c.opts.Home); ok {
 		trace(step("protected", v))
-		return c.finish(req, v), nil
+		return c.finish(req, v), true
 	}
 	if c.rules != nil {
 		v := c.rules.decideAt(req, shell)
 		trace(step("rules", v))
 		switch v.Behavior {
 		case protocol.Allow, protocol.Deny:
-			return c.finish(req, v), nil
+			return c.finish(req, v), true
 		case protocol.Ask:
 			asked = &v
 		default:
@@ -183,12 +211,12 @@ func (c *Chain) Explain(ctx context.Context, req *Request, trace func(string)) (
 		for _, p := range c.jq {
 			v, err := p.Decide(ctx, req)
 			if err != nil {
-				return c.ctxVerdict(ctx), nil
+				return c.ctxVerdict(ctx), true
 			}
 			trace(step("jq "+p.Name, v))
 			switch v.Behavior {
 			case protocol.Deny:
-				return c.finish(req, v), nil
+				return c.finish(req, v), true
 			case protocol.Ask:
 				if asked == nil {
 					asked = &v
@@ -200,8 +228,24 @@ func (c *Chain) Explain(ctx context.Context, req *Request, trace func(string)) (
 			}
 		}
 		if asked == nil && allow != nil {
-			return c.finish(req, *allow), nil
+			return c.finish(req, *allow), true
 		}
+	}
+	if asked != nil {
+		return *asked, false
+	}
+	return Verdict{Message: unmatched}, false
+}
+
+// askOthers asks the approver and the terminal what the policies passed
+// on (passed: an "ask" or no opinion), then fails closed.
+func (c *Chain) askOthers(ctx context.Context, req *Request, passed Verdict, trace func(string)) (Verdict, error) {
+	var asked *Verdict
+	unmatched := ""
+	if passed.Behavior == protocol.Ask {
+		asked = &passed
+	} else {
+		unmatched = passed.Message
 	}
 	if c.approver != nil {
 		v, err := c.approver.Decide(ctx, req)
@@ -299,13 +343,19 @@ func (c *Chain) ctxVerdict(ctx context.Context) Verdict {
 // (answers included for a question), a deny always a message; see
 // checkAnswer. The Bash tool's directory is followed from here.
 func (c *Chain) finish(req *Request, v Verdict) Verdict {
-	v, ran := protectRewrite(c.rules, req, c.finishAnswer(req, v), c.shell.at(req.Cwd), c.opts.Home)
+	v, ran := protectRewrite(c.rules, req, c.finishAnswer(req, v), c.shellDirs(req), c.opts.Home)
 	c.shell.observe(ran, v, c.opts.Home)
 	return v
 }
 
 func (c *Chain) finishAnswer(req *Request, v Verdict) Verdict {
+	asked := len(v.UpdatedPermissions)
 	if v = checkAnswer(v); v.Behavior == protocol.Allow {
+		if dropped := asked - len(v.UpdatedPermissions); dropped > 0 && c.opts.Stderr != nil {
+			for range dropped {
+				fmt.Fprintf(c.opts.Stderr, "agentjq: dropped a permission update from %s: only the \"session\" destination is passed to the agent (others would write rules into its settings files)\n", answerSource(v))
+			}
+		}
 		if len(v.UpdatedInput) == 0 {
 			v.UpdatedInput = req.Input
 		}
@@ -320,4 +370,14 @@ func (c *Chain) finishAnswer(req *Request, v Verdict) Verdict {
 		v.Message = "agentjq: denied."
 	}
 	return v
+}
+
+// shellDirs are the directories the agent's Bash shell may be in for req:
+// the one the PreToolUse hook reported when it saw the call (the CLI's own
+// word), else what the tracker followed from the calls it judged.
+func (c *Chain) shellDirs(req *Request) []string {
+	if req.ShellCwd != "" {
+		return []string{req.ShellCwd}
+	}
+	return c.shell.at(req.Cwd)
 }

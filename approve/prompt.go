@@ -258,9 +258,14 @@ func (p *Prompter) ask(ctx context.Context, req *Request) (Verdict, error) {
 		case "y", "yes":
 			return Verdict{Behavior: protocol.Allow, UpdatedInput: req.Input, Source: protocol.ByTTY, Rule: "yes"}, nil
 		case "a", "always":
+			// "Always" stays in agentjq's session: the agent's own
+			// permission_suggestions are never echoed, since their
+			// destination (localSettings, projectSettings, userSettings)
+			// would write allow rules into settings files that outlive
+			// the session and that agentjq does not judge.
 			rules := p.addSession(req)
 			return Verdict{Behavior: protocol.Allow, UpdatedInput: req.Input, Source: protocol.ByTTY,
-				Rule: "always " + strings.Join(rules, ", "), UpdatedPermissions: alwaysPermissions(req)}, nil
+				Rule: "always " + strings.Join(rules, ", ")}, nil
 		case "n", "no":
 			fmt.Fprint(p.w, "message for the agent (optional): ")
 			m, err := p.readLine(ctx)
@@ -349,21 +354,6 @@ func commandOf(req *Request) string {
 	}
 	_ = json.Unmarshal(req.Input, &in)
 	return in.Command
-}
-
-// alwaysPermissions echoes the request's allow suggestions for "always".
-func alwaysPermissions(req *Request) []json.RawMessage {
-	var out []json.RawMessage
-	for _, s := range req.PermissionSuggestions {
-		var m map[string]any
-		if json.Unmarshal(s, &m) != nil {
-			continue
-		}
-		if m["type"] == "addRules" && (m["behavior"] == nil || m["behavior"] == protocol.Allow) {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // pick shows each question's options and reads a choice.

@@ -92,7 +92,7 @@ func (s *session) canUseTool(ctx context.Context, id string, rawID, raw json.Raw
 		s.event(protocol.Decision{
 			Type: protocol.TypeAgentjq, Subtype: protocol.EventDecision, RequestID: id,
 			Tool: req.ToolName, ToolUseID: req.ToolUseID, Behavior: "cancelled",
-			DecidedBy: protocol.ByCancel, Message: "the agent withdrew the request",
+			DecidedBy: protocol.ByCancel, Via: protocol.ViaPermission, Message: "the agent withdrew the request",
 			LatencyUS: time.Since(start).Microseconds(),
 		})
 		return
@@ -169,7 +169,7 @@ func (s *session) respondPermission(id string, rawID json.RawMessage, req *appro
 	s.event(protocol.Decision{
 		Type: protocol.TypeAgentjq, Subtype: protocol.EventDecision,
 		RequestID: id, Tool: req.ToolName, ToolUseID: req.ToolUseID,
-		Behavior: res.Behavior, DecidedBy: by, Rule: rule, Message: res.Message,
+		Behavior: res.Behavior, DecidedBy: by, Via: protocol.ViaPermission, Rule: rule, Message: res.Message,
 		LatencyUS: time.Since(start).Microseconds(),
 	})
 	if err := s.writeAgent(successResponse(rawID, res)); err != nil {

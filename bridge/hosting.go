@@ -1,6 +1,14 @@
 package bridge
 
-import "time"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"time"
+
+	"github.com/agentjq/agentjq/protocol"
+)
 
 // stdinSettle is how long the agent must have been quiet before its stdin
 // is closed at the end of a session that hosts hooks or MCP servers: the
@@ -31,4 +39,54 @@ func (s *session) runAtEnd() {
 			f()
 		}
 	})
+}
+
+// GuardFunc answers agentjq's own PreToolUse hook, asked before every tool
+// call runs (hooks.Guard.Answer). ok is false when the hook_callback is
+// not the guard's: the user's hook handler answers it. d is what was
+// decided: deny or allow are final and make a decision event; "ask" hands
+// the call to the permission request that follows, whose decision is the
+// one recorded, so an asked call is counted once.
+type GuardFunc func(ctx context.Context, requestID string, request json.RawMessage) (answer json.RawMessage, d protocol.Decision, ok bool)
+
+// installGuard routes hook_callback requests to the guard first.
+func (s *session) installGuard() {
+	guard := s.opts.Guard
+	if guard == nil {
+		return
+	}
+	handlers := maps.Clone(s.opts.Handlers)
+	if handlers == nil {
+		handlers = map[string]ControlHandler{}
+	}
+	user := handlers[protocol.SubHookCallback]
+	handlers[protocol.SubHookCallback] = func(ctx context.Context, id string, request json.RawMessage) (any, error) {
+		start := time.Now()
+		answer, d, ok := guard(ctx, id, request)
+		if !ok {
+			if user == nil {
+				return nil, errors.New("agentjq: no hook is registered for this callback")
+			}
+			return user(ctx, id, request)
+		}
+		if ctx.Err() == nil && d.Behavior != protocol.Ask {
+			s.hookDecided(id, d, start)
+		}
+		return answer, nil
+	}
+	s.opts.Handlers = handlers
+}
+
+// hookDecided records a decision of the guard before it is sent, as
+// respondPermission does for permission answers.
+func (s *session) hookDecided(id string, d protocol.Decision, start time.Time) {
+	if d.Behavior == protocol.Deny && d.ToolUseID != "" {
+		// The agent lists the call in permission_denials under the same id.
+		s.mu.Lock()
+		s.denied[d.ToolUseID] = true
+		s.mu.Unlock()
+	}
+	d.Type, d.Subtype, d.RequestID, d.Via = protocol.TypeAgentjq, protocol.EventDecision, id, protocol.ViaHook
+	d.LatencyUS = time.Since(start).Microseconds()
+	s.event(d)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentjq/agentjq/internal/livetest"
 	"github.com/agentjq/agentjq/internal/syncio"
+	"github.com/agentjq/agentjq/protocol"
 )
 
 // TestKeepStdinOpenAnswersTheHandshake: with no turn at all (stdin at EOF
@@ -60,5 +61,63 @@ func TestAtEndRunsWhenTheAgentCannotStart(t *testing.T) {
 	})
 	if err == nil || ran != 1 {
 		t.Errorf("err %v, AtEnd ran %d times", err, ran)
+	}
+}
+
+// TestGuardDecisionEvents: the guard's answer goes to the agent, after a
+// decision event naming the hook path; a deny counts as one denial, and an
+// "ask" makes no event (the permission request that follows decides).
+func TestGuardDecisionEvents(t *testing.T) {
+	for _, behavior := range []string{protocol.Deny, protocol.Ask} {
+		t.Run(behavior, func(t *testing.T) {
+			var userCalls atomic.Int32
+			r := runFake(t, "capture:hook-callback", "", func(o *Options) {
+				o.Init = map[string]any{"subtype": "initialize", "hooks": map[string]any{}}
+				o.KeepStdinOpen = true
+				o.Handlers = map[string]ControlHandler{"hook_callback": func(context.Context, string, json.RawMessage) (any, error) {
+					userCalls.Add(1)
+					return map[string]any{}, nil
+				}}
+				o.Guard = func(_ context.Context, id string, req json.RawMessage) (json.RawMessage, protocol.Decision, bool) {
+					return json.RawMessage(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"` + behavior + `","permissionDecisionReason":"guarded"}}`),
+						protocol.Decision{Tool: "Bash", ToolUseID: "toolu_b1", Behavior: behavior, DecidedBy: protocol.ByRules, Message: "guarded"}, true
+				}
+			})
+			if userCalls.Load() != 0 {
+				t.Errorf("the user's handler answered the guard's callback")
+			}
+			var events []protocol.Decision
+			for _, l := range strings.Split(r.stdout, "\n") {
+				if strings.Contains(l, `"subtype":"decision"`) {
+					var d protocol.Decision
+					json.Unmarshal([]byte(l), &d)
+					events = append(events, d)
+				}
+			}
+			switch behavior {
+			case protocol.Deny:
+				if len(events) != 1 || events[0].Via != protocol.ViaHook || events[0].Behavior != protocol.Deny || events[0].RequestID == "" {
+					t.Errorf("events %+v", events)
+				}
+				if r.rep.Denials != 1 {
+					t.Errorf("denials %d", r.rep.Denials)
+				}
+			case protocol.Ask:
+				if len(events) != 0 {
+					t.Errorf("an ask made events %+v", events)
+				}
+			}
+			answered := false
+			for id, resp := range responses(r.log) {
+				if strings.Contains(id, "#dup") {
+					t.Errorf("answered twice: %s", id)
+				}
+				b, _ := json.Marshal(resp)
+				answered = answered || strings.Contains(string(b), `"permissionDecision":"`+behavior+`"`)
+			}
+			if !answered {
+				t.Errorf("the guard's answer never reached the agent:\n%s", r.log)
+			}
+		})
 	}
 }

@@ -53,6 +53,8 @@ type Options struct {
 	Approver approve.Decider
 	// Handlers answer other agent control requests by subtype.
 	Handlers map[string]ControlHandler
+	// Guard answers agentjq's own PreToolUse hook (see bridge/hosting.go).
+	Guard GuardFunc
 	// Init, when set, is sent as an initialize control request first.
 	Init any
 	// ControlTimeout bounds the wait for the agent's answer to one of
@@ -194,6 +196,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		opts.Gate.flush = s.out.flushed
 		opts.Gate.mu.Unlock()
 	}
+	s.installGuard()
 	return s.run(ctx)
 }
 

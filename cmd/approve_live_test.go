@@ -29,15 +29,25 @@ func TestLiveRulesAllowWriteDenyRm(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(r.dir, "banana.txt")); err != nil || string(b) != "banana\n" {
 		t.Errorf("banana.txt = %q, %v", b, err)
 	}
-	if len(r.decisions) != 1 || r.decisions[0].Behavior != "allow" || r.decisions[0].DecidedBy != protocol.ByRules || r.decisions[0].Rule == "" {
-		t.Errorf("write decision %+v", r.decisions)
+	// The guard allows the Write before it runs; the CLI then asks for it
+	// anyway, and the chain allows it again.
+	if len(r.decisions) != 2 || r.decisions[0].Via != protocol.ViaHook || r.decisions[1].Via != protocol.ViaPermission {
+		t.Fatalf("write decisions %+v", r.decisions)
+	}
+	for _, d := range r.decisions {
+		if d.Behavior != "allow" || d.DecidedBy != protocol.ByRules || d.Rule == "" || d.ToolUseID != r.decisions[0].ToolUseID {
+			t.Errorf("write decision %+v", d)
+		}
 	}
 	r = spawnLive(t, "", "--policy", rules, "-p", "RMRF")
 	if r.code != protocol.ExitDenied {
 		t.Fatalf("rm: exit %d, want denied", r.code)
 	}
-	if len(r.decisions) != 1 || r.decisions[0].Behavior != "deny" || !strings.Contains(r.decisions[0].Rule, "Bash(rm:*)") {
+	if len(r.decisions) != 1 || r.decisions[0].Behavior != "deny" || r.decisions[0].Via != protocol.ViaHook || !strings.Contains(r.decisions[0].Rule, "Bash(rm:*)") {
 		t.Errorf("rm decision %+v", r.decisions)
+	}
+	if r.exit.Denials != 1 {
+		t.Errorf("exit event counts %d denials, want 1 (the guard's deny and the CLI's permission_denials name one call)", r.exit.Denials)
 	}
 }
 

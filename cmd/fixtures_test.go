@@ -434,6 +434,10 @@ func replayThroughSpawn(t *testing.T, rec string, flags []string, stdin string) 
 	}
 	wantExit, hasExit := replay.ExitEvent(entries)
 
+	// The recordings were made without agentjq's PreToolUse guard: their
+	// agent side expects no initialize request.
+	screenEveryCall = false
+	defer func() { screenEveryCall = true }()
 	ios, out, errb := fixtureIO(stdin)
 	args := append([]string{"spawn", "--bin", asAgentShim(t, rec), "-C", t.TempDir(), "--no-prompt", "--no-events", "--timeout", "60s"}, flags...)
 	code := Main(args, ios)

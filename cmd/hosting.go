@@ -1,11 +1,13 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/agentjq/agentjq/approve"
 	"github.com/agentjq/agentjq/bridge"
 	"github.com/agentjq/agentjq/hooks"
 	"github.com/agentjq/agentjq/internal/buildinfo"
@@ -27,7 +29,7 @@ type HostFlags struct {
 
 	MCPServer []string `name:"mcp-server" sep:"none" placeholder:"NAME=CMD" help:"Start 'sh -c CMD' as a stdio MCP server owned by this session and relay the agent's MCP traffic to it; its tools appear as mcp__NAME__<tool>. No --mcp-config file needed; the server and everything it started end with the session. Repeatable. Example: --mcp-server 'fs=npx -y @modelcontextprotocol/server-filesystem .'."`
 
-	Hook        []string      `name:"hook" sep:"none" placeholder:"EVENT[:MATCHER]=CMD" help:"Run CMD as a hook for EVENT (PreToolUse, PostToolUse, UserPromptSubmit, Stop, ...), optionally only for tools matching MATCHER; repeatable. CMD gets the hook input JSON on stdin, with Claude Code's command-hook semantics: JSON on stdout is the answer; exit 2 blocks (PreToolUse: denies the call) with stderr as the reason; other statuses are non-blocking errors. claude 2.1.328 calls no SessionStart or SessionEnd hook registered this way. Example: --hook 'PreToolUse:Bash=./guard.sh'."`
+	Hook        []string      `name:"hook" sep:"none" placeholder:"EVENT[:MATCHER]=CMD" help:"Run CMD as a hook for EVENT (PreToolUse, PostToolUse, UserPromptSubmit, Stop, ...), optionally only for tools matching MATCHER; repeatable. CMD gets the hook input JSON on stdin, with Claude Code's command-hook semantics: JSON on stdout is the answer; exit 2 blocks (PreToolUse: denies the call) with stderr as the reason; other statuses are non-blocking errors. claude 2.1.328 calls no SessionStart or SessionEnd hook registered this way. With --policy or --approver, PreToolUse hooks run inside agentjq's own hook, before the policy; the stricter answer wins (agentjq-policy(5)). Example: --hook 'PreToolUse:Bash=./guard.sh'."`
 	HookTimeout time.Duration `name:"hook-timeout" default:"60s" help:"Kill a hook command after this long and answer for it (no opinion)."`
 
 	PassCredentials bool `name:"pass-credentials" help:"Let hook and tool commands, MCP servers and approvers inherit the agent's credentials (ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, CLAUDE_CODE_OAUTH_TOKEN, AWS_*, ...); by default only the agent gets them."`
@@ -49,15 +51,16 @@ func (f HostFlags) hosting() bool {
 
 // applyHostFlags registers the hosted tools, servers and hooks on opts.
 func applyHostFlags(ios *iostreams.IO, f HostFlags, opts *bridge.Options) error {
-	if !f.Init && !f.hosting() {
-		return nil
-	}
-	init := map[string]any{"subtype": protocol.SubInitialize, "hooks": map[string]any{}}
-	opts.Init = init
-	if !f.hosting() {
-		return nil
-	}
+	return hostSession(ios, f, opts, nil)
+}
 
+// hostSession registers the hosted tools, servers and hooks on opts and,
+// when screen is not nil, agentjq's own PreToolUse hook (the guard) that
+// asks the approval chain about every tool call before it runs.
+func hostSession(ios *iostreams.IO, f HostFlags, opts *bridge.Options, screen func(context.Context, *approve.Request) approve.Verdict) error {
+	if !f.Init && !f.hosting() && screen == nil {
+		return nil
+	}
 	host := &mcphost.Host{}
 	env := f.hostedEnv(opts.Env)
 	tools, err := toolsFromFlags(f)
@@ -94,12 +97,20 @@ func applyHostFlags(ios *iostreams.IO, f HostFlags, opts *bridge.Options) error 
 		}
 		runner.Hooks = append(runner.Hooks, h)
 	}
+	var guard *hooks.Guard
+	if screen != nil {
+		guard = &hooks.Guard{Screen: screen, Runner: runner}
+	}
+	own := ownInitialize(runner, guard, host.Names())
+	opts.Init = own.request()
+	if !f.hosting() && guard == nil {
+		return nil // --init alone
+	}
 
 	if opts.Handlers == nil {
 		opts.Handlers = map[string]bridge.ControlHandler{}
 	}
-	if names := host.Names(); len(names) > 0 {
-		init["sdkMcpServers"] = names
+	if len(own.Servers) > 0 {
 		opts.Handlers[protocol.SubMCPMessage] = host.Handle
 		opts.AtEnd = append(opts.AtEnd, func() {
 			if err := host.Close(); err != nil {
@@ -108,11 +119,47 @@ func applyHostFlags(ios *iostreams.IO, f HostFlags, opts *bridge.Options) error 
 		})
 	}
 	if len(runner.Hooks) > 0 {
-		init["hooks"] = runner.Registration()
 		opts.Handlers[protocol.SubHookCallback] = runner.Handle
 	}
+	if guard != nil {
+		opts.Guard = guard.Answer
+	}
+	// A hook call the agent sends to a closed stdin is lost, and a lost
+	// PreToolUse hook lets the call run: hold stdin open to the end.
 	opts.KeepStdinOpen = true
 	return nil
+}
+
+// ownInit is what agentjq adds to the agent's initialize request: the hooks
+// it registers and the SDK MCP servers it hosts. It is built in one place
+// (ownInitialize) so that a front end forwarding a client's own initialize
+// can merge these into it.
+type ownInit struct {
+	Hooks   map[string][]hooks.Matcher
+	Servers []string
+}
+
+// ownInitialize gathers the hooks and servers agentjq registers: the
+// user's --hook commands and, with the guard, its PreToolUse matcher for
+// every tool (the user's PreToolUse hooks then run inside it).
+func ownInitialize(runner *hooks.Runner, guard *hooks.Guard, servers []string) ownInit {
+	own := ownInit{Hooks: map[string][]hooks.Matcher{}, Servers: servers}
+	switch {
+	case guard != nil:
+		own.Hooks = guard.Hooks()
+	case len(runner.Hooks) > 0:
+		own.Hooks = runner.Registration()
+	}
+	return own
+}
+
+// request is the initialize control request itself.
+func (o ownInit) request() map[string]any {
+	init := map[string]any{"subtype": protocol.SubInitialize, "hooks": o.Hooks}
+	if len(o.Servers) > 0 {
+		init["sdkMcpServers"] = o.Servers
+	}
+	return init
 }
 
 // toolsFromFlags builds the --mcp-tool tools with their descriptions and

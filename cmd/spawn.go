@@ -186,6 +186,9 @@ func sessionOptions(ios *iostreams.IO, f SpawnFlags, agentArgs []string) (bridge
 		return bridge.Options{}, nil, usageError("--cwd %s: not a directory", dir)
 	}
 	dir, _ = filepath.Abs(dir)
+	if profile.Name == "claude" && !namesFlag(agentArgs, "--setting-sources") {
+		agentArgs = append([]string{"--setting-sources", agentSettingSources}, agentArgs...)
+	}
 	path, args := bridge.Command(profile, bin, runtime.GOOS, bridge.PassFlags{
 		Model: f.Model, PermissionMode: f.PermissionMode,
 		AllowedTools: f.AllowedTools, DisallowedTools: f.DisallowedTools,
@@ -225,7 +228,13 @@ func sessionOptions(ios *iostreams.IO, f SpawnFlags, agentArgs []string) (bridge
 	if f.Prompt != "" {
 		opts.Prompt, opts.HasPrompt, opts.Stdin = f.Prompt, true, nil
 	}
-	if err := applyHostFlags(ios, f.HostFlags, &opts); err != nil {
+	var screen func(context.Context, *approve.Request) approve.Verdict
+	if profile.Name == "claude" && screenEveryCall && chain.Guards() {
+		// The agent runs many calls without asking: have it ask agentjq's
+		// PreToolUse hook about every one.
+		screen = chain.Screen
+	}
+	if err := hostSession(ios, f.HostFlags, &opts, screen); err != nil {
 		chain.Close()
 		return bridge.Options{}, nil, err
 	}
@@ -235,6 +244,34 @@ func sessionOptions(ios *iostreams.IO, f SpawnFlags, agentArgs []string) (bridge
 		}
 	}
 	return opts, chain, nil
+}
+
+// screenEveryCall registers the guard hook whenever the chain decides. Only
+// tests turn it off: those that replay recordings made before the guard
+// existed (raw captures, older fixtures), whose agent side knows no
+// initialize request.
+var screenEveryCall = true
+
+// agentSettingSources are the settings files the spawned claude loads
+// unless the agent arguments name --setting-sources themselves: the
+// user's own (~/.claude/settings.json), not the project's
+// (.claude/settings.json) or the local ones (.claude/settings.local.json).
+// Those live in the agent's working directory, which the agent (or the
+// repository it was given) can write, and the agent reloads them as they
+// change: a command hook, an "env" (BASH_ENV) or an allow rule there would
+// run code or widen permissions around the policy. The price: the
+// project's CLAUDE.md is not loaded either (checked live, 2.1.328 and
+// 2.1.332).
+const agentSettingSources = "user"
+
+// namesFlag reports whether args hold flag, as "--flag" or "--flag=value".
+func namesFlag(args []string, flag string) bool {
+	for _, a := range args {
+		if a == flag || strings.HasPrefix(a, flag+"=") {
+			return true
+		}
+	}
+	return false
 }
 
 // agentBinary finds the agent: --bin, $AGENTJQ_AGENT_BIN, the profile's

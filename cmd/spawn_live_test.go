@@ -41,9 +41,18 @@ type liveRun struct {
 // spawnLive runs cmd.Main("spawn", args...) in-process against the real CLI.
 func spawnLive(t *testing.T, stdin string, args ...string) liveRun {
 	t.Helper()
+	return spawnLiveIn(t, nil, stdin, args...)
+}
+
+// spawnLiveIn is spawnLive with setup run on the project directory first.
+func spawnLiveIn(t *testing.T, setup func(dir string), stdin string, args ...string) liveRun {
+	t.Helper()
 	bin := livetest.Claude(t)
 	api := apistub.Start(t)
 	dir := livetest.Workdir(t)
+	if setup != nil {
+		setup(dir)
+	}
 	ios, in, out, errb := iostreams.Test()
 	in.WriteString(stdin)
 	ios.Environ = livetest.Env(t, api.URL())

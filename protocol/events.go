@@ -21,6 +21,16 @@ const (
 	ByTimeout  = "timeout"  // --approval-timeout ran out
 	ByCancel   = "cancel"   // the agent withdrew the request
 	ByError    = "error"    // a policy or approver failed; fail closed
+	ByHook     = "hook"     // a user's --hook command (PreToolUse)
+)
+
+// The path a decision took to the agent.
+const (
+	// ViaHook: agentjq's PreToolUse hook, asked about every call before it
+	// runs, whether or not the agent would ask permission.
+	ViaHook = "hook"
+	// ViaPermission: the answer to a can_use_tool permission request.
+	ViaPermission = "permission"
 )
 
 // Decision records one answer to a can_use_tool request.
@@ -32,6 +42,7 @@ type Decision struct {
 	ToolUseID string `json:"tool_use_id,omitempty"`
 	Behavior  string `json:"behavior"`
 	DecidedBy string `json:"decided_by"`
+	Via       string `json:"via,omitempty"` // ViaHook or ViaPermission
 	Rule      string `json:"rule,omitempty"`
 	Message   string `json:"message,omitempty"`
 	LatencyUS int64  `json:"latency_us"`

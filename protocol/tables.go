@@ -90,7 +90,7 @@ var ClientRequests = []SubtypeDoc{
 
 // AgentjqEvents are the subtypes of agentjq's own events.
 var AgentjqEvents = []SubtypeDoc{
-	{EventDecision, "a can_use_tool answer: request_id, tool, tool_use_id, behavior, decided_by (rules, jq, approver, tty, default, timeout, cancel, error), rule, message, latency_us", ""},
+	{EventDecision, "an answer agentjq sent about a tool call: request_id, tool, tool_use_id, behavior, decided_by (rules, jq, approver, tty, default, timeout, cancel, error, hook), via (hook: agentjq's PreToolUse hook, before the call runs; permission: a can_use_tool answer), rule, message, latency_us. The hook path reports deny and allow only: its \"ask\" hands the call to the can_use_tool that follows, whose decision is the one recorded", ""},
 	{EventWarning, "a problem that did not stop the session: code, message, line", ""},
 	{EventExit, "the last line of a session: code, outcome, agent_exit, signal, turns, denials, error, stderr_tail", ""},
 }

@@ -939,6 +939,9 @@ func (r *Renderer) agentjq(ev *envelope, line []byte) {
 		var d protocol.Decision
 		_ = decode(line, &d)
 		by := d.DecidedBy
+		if d.Via == protocol.ViaHook {
+			by += " (hook)" // decided before the call ran, asked or not
+		}
 		if d.Rule != "" {
 			by += ": " + d.Rule
 		}

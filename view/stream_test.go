@@ -349,3 +349,13 @@ func FuzzRender(f *testing.F) {
 		}
 	})
 }
+
+// A decision of agentjq's PreToolUse hook says so.
+func TestHookDecision(t *testing.T) {
+	in := `{"type":"control_request","request_id":"h1","request":{"subtype":"hook_callback","callback_id":"agentjq_guard","input":{"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/p/.env"},"tool_use_id":"t1"}}}
+{"type":"agentjq","subtype":"decision","request_id":"h1","tool":"Read","tool_use_id":"t1","behavior":"deny","decided_by":"rules","via":"hook","rule":"Read(.env)","message":"no","latency_us":5}
+`
+	if got := render(t, []byte(in), Options{}); !strings.Contains(got, "deny (rules (hook): Read(.env)) no") {
+		t.Errorf("got\n%s", got)
+	}
+}

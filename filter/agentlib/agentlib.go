@@ -49,7 +49,7 @@ var Docs = []Doc{
 	{"in_subagent", `select(in_subagent)`, "true on events made inside a subagent (parent_tool_use_id set)"},
 	{"subagent", `subagent | assistant_text`, "the events made inside a subagent"},
 	{"main_agent", `main_agent | tool_calls`, "the events of the main agent, outside any subagent"},
-	{"decisions", `decisions | select(.behavior == "deny")`, "agentjq's permission decisions (tool, behavior, decided_by, rule, message)"},
+	{"decisions", `decisions | select(.behavior == "deny")`, "agentjq's permission decisions (tool, behavior, decided_by, via: hook or permission, rule, message)"},
 	{"warnings", `warnings | .message`, "agentjq's warning events (code, message)"},
 	{"agentjq_exit", `agentjq_exit | .code`, "agentjq's last event: exit code, outcome, agent exit, turns, denials"},
 	{"content_text", `.content | content_text`, "a tool_result's content (string or array of blocks) as text"},

@@ -35,7 +35,68 @@ file:line:column, exit status 2.
 
 Every decision is reported as an agentjq event of subtype **decision**
 (see agentjq-protocol(7)), naming who decided (**decided_by**: rules, jq,
-approver, tty, default, timeout, cancel, error) and which rule.
+approver, tty, default, timeout, cancel, error, hook), the path (**via**:
+hook or permission, below) and which rule.
+
+# EVERY CALL, NOT ONLY THE ONES THE AGENT ASKS ABOUT
+
+claude runs many calls without a can_use_tool request: Read inside the
+project, read-only Bash (cat, grep -r, head, cd), and whatever a loaded
+settings file allows. So whenever the chain holds more than the fail-closed
+default (a policy, an approver, or a terminal that opens), spawn registers a
+PreToolUse hook of its own and the policies judge every call before it runs
+(agentjq-protocol(7) has the protocol):
+
+- a **deny** from the rules files or a jq policy blocks the call; the model
+  reads the message;
+- a call the policies do not decide, or an **ask**, comes back as a
+  can_use_tool request, which goes to the approver, the terminal and the
+  default, not to the policies again;
+- an **allow** lets the agent's own permission flow go on; if the agent
+  then asks anyway, the whole chain decides again.
+
+This means that the rules decide what the agent reads too. Under the rules'
+default deny, a Read or an **ls** no rule allows is denied, even though the
+agent would not have asked: allow what the agent should read (for example
+"Read" or "Bash(ls:*)"), or set "default": "ask" to leave the rest to
+the approver or the terminal. With only an approver, it is asked about
+every call; with only the terminal, every call prompts (answer a, for
+always).
+A jq policy run for the hook sees the same fields, without
+permission_suggestions, description or display_name, and request_id is the
+hook call's.
+
+Relative paths are judged where they land: the hook reports the directory
+the agent's Bash shell is in (claude keeps it between calls, so after
+**cd src/secret** a write to **key.pem** is src/secret/key.pem), and the
+permission request that follows is judged in the same directory. Relative
+path rules stay anchored at the session's working directory.
+
+**--hook PreToolUse** commands run inside agentjq's hook, before the
+policies, one after the other in the order given (each only for the tools
+its matcher names; the matcher is a name, names joined with |, or a regular
+expression). The policies then judge the input they leave, and the original
+too when a hook changed it. The stricter answer wins: any deny denies (the
+reasons are joined); else any ask, or a call the policies did not decide,
+asks; else, the policies allowing it, a hook's allow is passed on. A hook's
+own keys are read as the agent reads them (case-sensitive); its continue,
+stopReason, systemMessage, suppressOutput and additionalContext are passed
+on.
+
+The agent loads only the user's settings (**--setting-sources user**, see
+agentjq-protocol(7)): a settings file in the project can neither widen what
+the policy allows nor run hooks of its own, unless you pass
+**-- --setting-sources user,project,local**. Even then an allow rule there
+cannot skip the policies, since the hook asks about every call; command
+hooks and env entries there would run.
+
+The terminal's **always** adds a rule for the rest of agentjq's session
+only; the agent's permission_suggestions (which would write the rule into
+.claude/settings.local.json) are never passed on. Likewise, the
+updatedPermissions of an approver's or a jq policy's answer reach the agent
+only when their destination is **session**; any other destination
+(localSettings, projectSettings, userSettings) is dropped with a line on
+stderr.
 
 # RULES FILES
 
