@@ -96,11 +96,6 @@ type reading struct {
 	cwd string
 }
 
-// resolveTarget cleans p against cwd and resolves symlinks along it.
-func resolveTarget(p, cwd, home string) target {
-	return resolveTargetFrom(p, cwd, cwd, home)
-}
-
 // resolveTargetFrom resolves p against base; the readings are anchored at
 // anchor (the session's directory, where relative path rules start).
 func resolveTargetFrom(p, base, anchor, home string) target {

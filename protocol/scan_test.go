@@ -117,14 +117,14 @@ func TestScanDepth(t *testing.T) {
 	}
 	for _, n := range []int{5000, 10000} {
 		line := append([]byte(`{"type":"control_request","request_id":"r1",`), deep(n, "1")[1:]...)
-		h, err := ScanLine(line)
+		h, _ := ScanLine(line)
 		if typ, _, id := h.Strings(); typ != "control_request" || id != "r1" {
 			t.Errorf("%d levels: head %q %q", 1+2*n, typ, id)
 		}
 		if f := Fields(line, "request_id", "a"); string(f[0]) != `"r1"` || len(f[1]) != len(line)-len(`{"type":"control_request","request_id":"r1","a":}`) {
 			t.Errorf("%d levels: Fields %.20q", 1+2*n, f)
 		}
-		_, err = ScanLine(deep(n, "1"))
+		_, err := ScanLine(deep(n, "1"))
 		var de *DepthError
 		if !errors.As(err, &de) || !strings.Contains(err.Error(), "nesting deeper than 10000") {
 			t.Fatalf("%d levels: %v, want a DepthError", 1+2*n, err)
