@@ -238,6 +238,9 @@ func (s *session) tapOut(c *chunk, i int) {
 // agentLine passes line i of c on and acts on it when it must.
 func (s *session) agentLine(ctx context.Context, c *chunk, i int, flush bool) {
 	n, kind, head, line := c.first+i, c.kinds[i], c.heads[i], c.lines[i]
+	if s.fwd != nil && s.forwardAgentLine(ctx, kind, head, line, flush) {
+		return
+	}
 	switch kind {
 	case lineBlank:
 		return

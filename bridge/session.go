@@ -67,6 +67,10 @@ type Options struct {
 	// lent for the call: a tap that keeps it copies it.
 	Tap func(dir protocol.Direction, line []byte)
 
+	// Forward, when set, makes the session a proxy for a client that
+	// speaks the protocol itself (forward.go).
+	Forward *Forward
+
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
@@ -131,6 +135,8 @@ type session struct {
 	stderrTail tail
 	reqSeq     int
 	atEndOnce  sync.Once
+
+	fwd *forwarder // nil unless Options.Forward
 }
 
 // Run runs a session to the end and reports its outcome. The error is
@@ -157,6 +163,9 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		background: map[string]bool{},
 		denied:     map[string]bool{},
 		stderrTail: tail{max: 64 << 10},
+	}
+	if opts.Forward != nil {
+		s.fwd = newForwarder(&s.opts)
 	}
 	return s.run(ctx)
 }
@@ -302,6 +311,9 @@ func (s *session) loop(ctx context.Context, exited <-chan struct{}) {
 				sd = s.escalate(sd, stageInterrupt)
 			}
 		case sig := <-s.opts.Signals:
+			if s.fwd != nil && s.forwardSignal(sig) {
+				continue
+			}
 			switch sig {
 			case syscall.SIGINT:
 				now := time.Now()
@@ -404,6 +416,9 @@ func (s *session) escalate(sd *shutdown, stage int) *shutdown {
 // request is pending and no background task runs. Closing the agent's
 // stdin earlier would turn its next permission request into a denial.
 func (s *session) readyToClose() bool {
+	if s.fwd != nil {
+		return s.forwardReadyToClose()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.inputDone && s.inFlight == 0 && len(s.pending) == 0 && len(s.ours) == 0 && len(s.background) == 0 && s.settledLocked()
@@ -465,6 +480,9 @@ func (s *session) markStdoutClosed() {
 
 // writeAgent writes one line to the agent's stdin.
 func (s *session) writeAgent(line []byte) error {
+	if s.fwd != nil {
+		return s.writeAgentAs(protocol.PartyAgentjq, line)
+	}
 	s.stdinMu.Lock()
 	defer s.stdinMu.Unlock()
 	if s.stdin == nil {
@@ -546,6 +564,10 @@ func (s *session) readInput(ctx context.Context) {
 // inputLine sends one stdin line: a JSON object as it is, any other text
 // as a user turn.
 func (s *session) inputLine(n int, line []byte) {
+	if s.fwd != nil {
+		s.clientLine(line)
+		return
+	}
 	trimmed := bytes.TrimSpace(line)
 	if len(trimmed) == 0 {
 		return
@@ -768,6 +790,10 @@ func (s *session) readAgentStderr(r io.Reader) {
 // event writes one of agentjq's own events, unless --no-events.
 func (s *session) event(v any) {
 	b := protocol.Marshal(v)
+	if s.fwd != nil {
+		s.fwd.event(s, protocol.PartyAgentjq, b)
+		return
+	}
 	s.tap(protocol.DirEvent, b)
 	if !s.opts.NoEvents {
 		s.out.line(b, true)
@@ -828,6 +854,9 @@ func (s *session) outcome() (Report, protocol.Exit) {
 		Denials:      len(s.denied),
 	})
 	rep.ExitCode = rep.Outcome.ExitCode()
+	if s.fwd != nil {
+		rep.ExitCode = s.forwardStatusLocked()
+	}
 	ev := protocol.Exit{
 		Type: protocol.TypeAgentjq, Subtype: protocol.EventExit,
 		Outcome: rep.Outcome, Code: rep.ExitCode, Signal: rep.Signal,

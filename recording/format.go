@@ -9,6 +9,7 @@
 //	{"seq":3,"ms":813.0,"dir":"err","text":"a line of the agent's stderr"}
 //	{"seq":4,"ms":900.1,"dir":"event","msg":{"type":"agentjq",...}}
 //	{"seq":5,"ms":900.2,"dir":"meta","msg":{"agent_version":"2.1.328"}}
+//	{"seq":6,"ms":901.0,"dir":"in","party":"client","msg":{...}}   (agentjq proxy)
 //
 // The payload key (msg or text) is always last, so a reader slices the
 // agent's original bytes out of a line without decoding them.
@@ -40,6 +41,9 @@ const (
 	Meta  = protocol.DirMeta
 )
 
+// Party says who was on agentjq's side of a proxied line (protocol.Party).
+type Party = protocol.Party
+
 // Header is the first line of a recording.
 type Header struct {
 	Recording      int       `json:"agentjq_recording"`
@@ -63,6 +67,12 @@ type Entry struct {
 	// Msg holds a JSON line's original bytes; Text a non-JSON line.
 	Msg  []byte
 	Text string
+	// Party is set in recordings of agentjq proxy only: on an "in" entry,
+	// who wrote the line (client or agentjq); on an "out" entry,
+	// "agentjq" marks a line the client never saw (a request agentjq
+	// answered, a reply to agentjq's own request); on an event, who
+	// decided. Readers that do not know it are unaffected.
+	Party Party
 }
 
 var headerPrefix = []byte(`{"agentjq_recording":`)
@@ -97,6 +107,10 @@ func AppendEntry(buf []byte, e Entry) []byte {
 	buf = strconv.AppendFloat(buf, e.MS, 'f', 3, 64)
 	buf = append(buf, `,"dir":"`...)
 	buf = append(buf, e.Dir...)
+	if e.Party != "" {
+		buf = append(buf, `","party":"`...)
+		buf = append(buf, e.Party...)
+	}
 	if e.Msg != nil {
 		buf = append(buf, `","msg":`...)
 		buf = append(buf, e.Msg...)
@@ -151,14 +165,16 @@ func ParseEntry(line []byte) (Entry, error) {
 	if len(body) < 2 || bytes.HasPrefix(body, msgKey) || bytes.HasPrefix(body, textKey) {
 		return e, errors.New("recording entry: empty dir")
 	}
-	switch {
-	case bytes.Contains(body[:min(len(body), 24)], msgKey):
+	// dir (and party) come before the payload key; a quote inside a JSON
+	// string is escaped, so the first unescaped key is the payload's.
+	switch head := body[:min(len(body), 64)]; {
+	case bytes.Contains(head, msgKey):
 		j := bytes.Index(body, msgKey)
-		e.Dir = Direction(body[1:j])
+		e.Dir, e.Party = dirParty(body[1:j])
 		e.Msg = body[j+len(msgKey):]
-	case bytes.Contains(body[:min(len(body), 24)], textKey):
+	case bytes.Contains(head, textKey):
 		j := bytes.Index(body, textKey)
-		e.Dir = Direction(body[1:j])
+		e.Dir, e.Party = dirParty(body[1:j])
 		if err := json.Unmarshal(body[j+len(textKey):], &e.Text); err != nil {
 			return e, fmt.Errorf("recording entry: text: %w", err)
 		}
@@ -166,4 +182,14 @@ func ParseEntry(line []byte) (Entry, error) {
 		return e, errors.New("recording entry: no msg or text")
 	}
 	return e, nil
+}
+
+var partyKey = []byte(`","party":"`)
+
+// dirParty splits `in","party":"client` into its direction and party.
+func dirParty(b []byte) (Direction, Party) {
+	if i := bytes.Index(b, partyKey); i >= 0 {
+		return Direction(b[:i]), Party(b[i+len(partyKey):])
+	}
+	return Direction(b), ""
 }

@@ -25,6 +25,7 @@ type queue struct {
 
 type qitem struct {
 	dir        Direction
+	party      Party
 	t          time.Time
 	off, n     int
 	lent       []byte // the line, lent by the caller (TapChecked): not in buf
@@ -123,7 +124,7 @@ func (q *queue) run() {
 				q.w.setVersion(string(line), it.t, false)
 				continue
 			}
-			q.w.process(it.dir, line, it.t, false, it.hintFree)
+			q.w.process(it.dir, it.party, line, it.t, false, it.hintFree)
 		}
 		q.w.mu.Lock()
 		q.w.flushLocked()

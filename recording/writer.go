@@ -137,13 +137,17 @@ func MarshalHeader(h Header) ([]byte, error) {
 // bridge's tap. line is not retained. Errors are kept for Err: a failing
 // disk must not stop the session. With Async, Tap only copies the line
 // into the queue (waiting when AsyncLimit bytes are queued already).
-func (w *Writer) Tap(dir Direction, line []byte) {
+func (w *Writer) Tap(dir Direction, line []byte) { w.TapParty(dir, "", line) }
+
+// TapParty is Tap for a proxied session's line whose party is known: the
+// entry carries it ("party", see Entry).
+func (w *Writer) TapParty(dir Direction, party Party, line []byte) {
 	line = bytes.TrimRight(line, "\r\n")
 	if w.q != nil {
-		w.q.put(qitem{dir: dir, t: w.now()}, line)
+		w.q.put(qitem{dir: dir, party: party, t: w.now()}, line)
 		return
 	}
-	w.process(dir, line, w.now(), true, false)
+	w.process(dir, party, line, w.now(), true, false)
 }
 
 // Check is the redactor's Check (true without redaction): the bridge runs
@@ -160,7 +164,7 @@ func (w *Writer) TapChecked(dir Direction, line []byte, hintFree bool) {
 		w.q.put(qitem{dir: dir, t: w.now(), hintFree: hintFree, lent: line}, line)
 		return
 	}
-	w.process(dir, line, w.now(), true, hintFree)
+	w.process(dir, "", line, w.now(), true, hintFree)
 }
 
 // Release calls release once every line lent so far (TapChecked) has been
@@ -214,7 +218,7 @@ func indexAnchored(b, needle []byte, k int) int {
 }
 
 // process redacts, encodes and (with flush) writes one line.
-func (w *Writer) process(dir Direction, line []byte, t time.Time, flush, hintFree bool) {
+func (w *Writer) process(dir Direction, party Party, line []byte, t time.Time, flush, hintFree bool) {
 	valid := w.validOut && dir == Out
 	var obj bool
 	if w.red != nil {
@@ -236,7 +240,7 @@ func (w *Writer) process(dir Direction, line []byte, t time.Time, flush, hintFre
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.appendLocked(dir, line, t, obj)
+	w.appendLocked(dir, party, line, t, obj)
 	if flush || len(w.buf)-w.room() >= w.batch {
 		w.flushLocked() // whole lines, at most about w.batch a write
 	}
@@ -263,7 +267,7 @@ func (w *Writer) versionKnownAt(b []byte) bool {
 func (w *Writer) setVersionLocked(v string, t time.Time) {
 	w.agentVersion = v
 	w.versionLit = []byte(`"claude_code_version":"` + v + `"`)
-	w.appendLocked(Meta, metaVersion(v), t, true)
+	w.appendLocked(Meta, "", metaVersion(v), t, true)
 }
 
 // SetAgentVersion records the agent's version as a meta entry, when it is
@@ -340,12 +344,12 @@ func metaVersion(v string) []byte {
 }
 
 // appendLocked encodes one entry into the pending buffer.
-func (w *Writer) appendLocked(dir Direction, line []byte, t time.Time, obj bool) {
+func (w *Writer) appendLocked(dir Direction, party Party, line []byte, t time.Time, obj bool) {
 	if w.err != nil || w.closed {
 		return
 	}
 	w.seq++
-	e := Entry{Seq: w.seq, MS: float64(t.Sub(w.start).Microseconds()) / 1000, Dir: dir}
+	e := Entry{Seq: w.seq, MS: float64(t.Sub(w.start).Microseconds()) / 1000, Dir: dir, Party: party}
 	if obj {
 		e.Msg = line
 	} else {
