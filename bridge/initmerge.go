@@ -50,7 +50,9 @@ func MergeInitialize(client, ours json.RawMessage) (json.RawMessage, InitIDs, er
 	if len(client) == 0 {
 		// agentjq's own request alone: its other fields too.
 		for k, v := range ownAll {
-			body[k] = v
+			if k != "hooks" && k != "sdkMcpServers" {
+				body[k] = v
+			}
 		}
 	}
 
