@@ -63,10 +63,21 @@ client's deny; an edited input must pass the policy too). hook_callback and
 mcp_message for agentjq's own --hook, --mcp-tool and --mcp-server are
 answered by agentjq, all others by the client; agentjq's registrations are
 merged into the client's initialize. Every request gets exactly one answer.
+A policy's "default" applies as usual: write "default": "ask" to leave what
+no rule matches to the client.
+
+A fixture for an app's own CI: run the app once against the real CLI with
+AGENTJQ_RECORD=fixture.ndjson (or --record in the shim); in CI point the app
+at a shim running 'agentjq replay --as-agent fixture.ndjson -- "$@"'. The
+replay expects only the app's lines, answers what agentjq answered (a policy
+deny, agentjq's own hooks) itself, and answers an initialize the recording
+lacks from the recorded one.
 
 Examples:
   printf '#!/bin/sh\nexec agentjq proxy --policy /etc/agent-policy.json -- "$@"\n' > claude-proxy
   AGENTJQ_RECORD=fixture.ndjson node app.mjs   # app: pathToClaudeCodeExecutable: "./claude-proxy"
+  printf '#!/bin/sh\nexec agentjq replay --as-agent fixture.ndjson -- "$@"\n' > claude-replay
+  AGENTJQ_POLICY=deny-net.json:ci.jq AGENTJQ_EVENTS=2 node app.mjs
   agentjq spawn --bin ./claude-proxy -p 'fix the test'`
 }
 

@@ -64,9 +64,11 @@ it knows.
 
     {"seq":N,"ms":T,"dir":"D","msg":LINE}
     {"seq":N,"ms":T,"dir":"D","text":"STRING"}
+    {"seq":N,"ms":T,"dir":"D","party":"P","msg":LINE}
 
 The keys always come in this order, so a reader can slice the payload out of
-the line without decoding it.
+the line without decoding it. **party** appears only in recordings of
+**agentjq proxy**.
 
 **seq**
 :   the sequence number: 1, 2, 3... in the order the lines happened, across
@@ -85,6 +87,20 @@ the line without decoding it.
     agent reports **claude_code_version** in system/init or in its initialize
     response.
     Readers must skip directions they do not know.
+
+**party**
+:   only in recordings of **agentjq proxy**, where agentjq sits between a
+    client (an Agent SDK app, an IDE plugin) and the agent. On **in**: who
+    wrote the line, **client** or **agentjq** (agentjq's own initialize, its
+    answers to a policy deny, to its own hooks and MCP servers; a client's
+    initialize merged with agentjq's registrations stays **client**). On
+    **out**: **agentjq** marks a line the client never saw (a request agentjq
+    answered, the reply to agentjq's own request); without it the client got
+    the line. On **event**: who decided (**client** for a decision the
+    client made, with **decided_by** "client"). **replay --as-agent** expects
+    only the client's in lines and never shows the client an out line marked
+    agentjq. Readers that do not know the key find the direction before it
+    and the payload after it, as always.
 
 **msg**
 :   the line itself when it is a JSON object: the agent's bytes exactly as

@@ -46,7 +46,7 @@ type Input struct {
 
 // Commands are the commands with a page of their own, in the order the
 // main page lists them.
-var Commands = []string{"spawn", "filter", "approve", "record", "replay"}
+var Commands = []string{"spawn", "filter", "approve", "record", "replay", "proxy"}
 
 // Generate returns every page by file name.
 func Generate(in Input) (map[string][]byte, error) {
@@ -232,6 +232,12 @@ var environment = map[string]string{
 	"AGENTJQ_TOOL_USE_ID":  "Set for a --mcp-tool command: the call's tool_use_id.",
 	"AGENTJQ_ARG_NAME":     "Set for a --mcp-tool command: each scalar argument of the call, its name upper-cased.",
 	"AGENTJQ_HOOK_EVENT":   "Set for a --hook command: the hook event (PreToolUse, ...); CLAUDE_PROJECT_DIR is the agent's directory.",
+	"AGENTJQ_POLICY":       "agentjq proxy: policy files, separated by ':', added to --policy.",
+	"AGENTJQ_APPROVER":     "agentjq proxy: the approver command when --approver is not given.",
+	"AGENTJQ_RECORD":       "agentjq proxy: record the session to this file (a directory: one file per session) when --record is not given.",
+	"AGENTJQ_EVENTS":       "agentjq proxy: the file descriptor for agentjq's events when --events is not given.",
+	"AGENTJQ_PROXY_CONFIG": "agentjq proxy: the config file when --config is not given.",
+	"AGENTJQ_PROXY_PID":    "Set by agentjq proxy for the agent: its pid, so that a proxy started by itself (through a shim found as the real CLI) refuses to run.",
 	"AGENTJQ_NO_DIRECT_IO": "On Linux a recording's large batches may be written with O_DIRECT, past the page cache, when that measures faster; when set, everything goes through the page cache. The file is the same either way.",
 }
 
@@ -245,6 +251,7 @@ var pageEnv = map[string][]string{
 	"spawn":   {"AGENTJQ_AGENT_BIN", "AGENTJQ_GRACE", "AGENTJQ_NO_DIRECT_IO", "PATH", "HOME", "AGENTJQ_TOOL", "AGENTJQ_TOOL_USE_ID", "AGENTJQ_ARG_NAME", "AGENTJQ_HOOK_EVENT"},
 	"record":  {"AGENTJQ_AGENT_BIN", "AGENTJQ_GRACE", "AGENTJQ_NO_DIRECT_IO", "PATH", "HOME"},
 	"replay":  {"AGENTJQ_AGENT_BIN"},
+	"proxy":   {"AGENTJQ_AGENT_BIN", "AGENTJQ_POLICY", "AGENTJQ_APPROVER", "AGENTJQ_RECORD", "AGENTJQ_EVENTS", "AGENTJQ_PROXY_CONFIG", "AGENTJQ_PROXY_PID", "AGENTJQ_NO_DIRECT_IO", "PATH", "HOME"},
 	"approve": {"HOME"},
 	"filter":  {"NO_COLOR", "TERM"},
 }
