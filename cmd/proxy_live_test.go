@@ -448,3 +448,43 @@ func TestLiveProxyUnderSpawn(t *testing.T) {
 		})
 	}
 }
+
+// TestLiveProxySDKAgentjqHookBesideAppHook: agentjq's own --hook is merged
+// into the app's initialize under a renamed id: the CLI calls both, agentjq
+// answers its own (and blocks the call), the app answers its own.
+func TestLiveProxySDKAgentjqHookBesideAppHook(t *testing.T) {
+	s := sdkLive(t)
+	dir := livetest.Workdir(t)
+	rec := filepath.Join(t.TempDir(), "rec.ndjson")
+	proxy := s.proxyShim(t, s.claude, "--record", rec, "--hook", "PreToolUse:Bash=echo blocked-by-agentjq >&2; exit 2")
+	r := s.drive(t, sdkScenario{Claude: proxy, Cwd: dir, Prompt: "TOOL Bash {\"command\":\"echo hi > ran.txt\",\"description\":\"write\"}\nSAY Tried.", Answer: "allow", Hook: true})
+	r.mustSucceed(t)
+	if r.count("hook", "Bash") != 1 {
+		t.Fatalf("the app's hook was not called:\n%s", r.raw)
+	}
+	if exists(filepath.Join(dir, "ran.txt")) {
+		t.Fatal("agentjq's blocking hook did not stop the Bash call")
+	}
+	if res := r.result(t); !strings.Contains(res.Result, "blocked-by-agentjq") {
+		t.Fatalf("result %q lacks agentjq's hook's reason", res.Result)
+	}
+	var inits int
+	var ownCallback, ownAnswer bool
+	for _, e := range readEntries(t, rec) {
+		if e.Dir == recording.In && bytes.Contains(e.Msg, []byte(`"initialize"`)) {
+			inits++
+			if e.Party != protocol.PartyClient || !bytes.Contains(e.Msg, []byte(`"agentjq-hook_0"`)) {
+				t.Fatalf("the initialize is not the client's merged with agentjq's hook: %s %s", e.Party, e.Msg)
+			}
+		}
+		if e.Dir == recording.Out && e.Party == protocol.PartyAgentjq && bytes.Contains(e.Msg, []byte(`"callback_id":"agentjq-hook_0"`)) {
+			ownCallback = true
+		}
+		if e.Dir == recording.In && e.Party == protocol.PartyAgentjq && bytes.Contains(e.Msg, []byte(`blocked-by-agentjq`)) {
+			ownAnswer = true
+		}
+	}
+	if inits != 1 || !ownCallback || !ownAnswer {
+		t.Fatalf("initialize requests %d (want 1), agentjq's callback held %v, answered by agentjq %v", inits, ownCallback, ownAnswer)
+	}
+}
