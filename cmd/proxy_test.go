@@ -1,12 +1,16 @@
 package cmd
 
 import (
+	"bufio"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/agentjq/agentjq/iostreams"
 )
@@ -87,5 +91,76 @@ func TestProxyFindsTheRealAgent(t *testing.T) {
 	ios.Environ = []string{proxyMarker + "=1"}
 	if err := startedByItself(ios); err != nil {
 		t.Fatalf("a proxy far below another refused: %v", err)
+	}
+}
+
+// TestProxyPassesArgvEnvAndExitStatus: the agent gets the client's argv
+// and environment as they are (an MCP permission prompt tool and the SDK's
+// variables included), the client its stdout and exit status, and
+// agentjq's events go to --events, never to stdout.
+func TestProxyPassesArgvEnvAndExitStatus(t *testing.T) {
+	dir := t.TempDir()
+	dump := filepath.Join(dir, "dump")
+	agent := filepath.Join(dir, "agent")
+	os.WriteFile(agent, []byte("#!/bin/sh\nprintf '%s\\n' \"$@\" > "+dump+".args\nenv > "+dump+".env\ncat > "+dump+".stdin\necho '{\"type\":\"system\",\"subtype\":\"status\"}'\nexit 3\n"), 0o755)
+	ios, in, out, errb := iostreams.Test()
+	ios.Environ = []string{"PATH=" + os.Getenv("PATH"), "CLAUDE_CODE_ENTRYPOINT=sdk-ts", "CLAUDE_CODE_SDK_VERSION=0.3.332", "CLAUDECODE=1"}
+	in.WriteString(`{"type":"user","message":{"role":"user","content":"hi"}}` + "\n" + "not json\n")
+	args := []string{"--output-format", "stream-json", "--permission-prompt-tool=mcp__perm__ask", "-p", "x y"}
+	code := Main(append([]string{"proxy", "--bin", agent, "--events", "2"}, args...), ios)
+	if code != 3 {
+		t.Fatalf("exit %d, want the agent's 3; stderr: %s", code, errb.String())
+	}
+	gotArgs, _ := os.ReadFile(dump + ".args")
+	if string(gotArgs) != strings.Join(args, "\n")+"\n" {
+		t.Fatalf("the agent's argv:\n%s", gotArgs)
+	}
+	env, _ := os.ReadFile(dump + ".env")
+	for _, kv := range []string{"CLAUDE_CODE_ENTRYPOINT=sdk-ts", "CLAUDE_CODE_SDK_VERSION=0.3.332", "CLAUDECODE=1", proxyMarker + "="} {
+		if !strings.Contains(string(env), kv) {
+			t.Fatalf("the agent's environment lacks %s:\n%s", kv, env)
+		}
+	}
+	stdin, _ := os.ReadFile(dump + ".stdin")
+	if string(stdin) != `{"type":"user","message":{"role":"user","content":"hi"}}`+"\nnot json\n" {
+		t.Fatalf("the agent's stdin: %q", stdin)
+	}
+	if out.String() != `{"type":"system","subtype":"status"}`+"\n" {
+		t.Fatalf("the client's stdout: %q", out.String())
+	}
+	if !strings.Contains(errb.String(), `"subtype":"exit"`) || !strings.Contains(errb.String(), `"agent_exit":3`) {
+		t.Fatalf("no exit event on --events 2: %s", errb.String())
+	}
+}
+
+// TestProxyForwardsSIGTERM: the client's SIGTERM goes to the agent, and
+// the client reads the status the agent died with.
+func TestProxyForwardsSIGTERM(t *testing.T) {
+	bin := buildAgentjq(t)
+	dir := t.TempDir()
+	agent := filepath.Join(dir, "agent")
+	os.WriteFile(agent, []byte("#!/bin/sh\necho '{\"type\":\"system\",\"subtype\":\"init\"}'\nwhile :; do sleep 0.05; done\n"), 0o755)
+	cmd := exec.Command(bin, "proxy", "--bin", agent, "--", "--verbose")
+	stdout, _ := cmd.StdoutPipe()
+	stdin, _ := cmd.StdinPipe()
+	defer stdin.Close()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(stdout).ReadString('\n')
+	if !strings.Contains(line, `"init"`) {
+		t.Fatalf("first line %q", line)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("the proxy did not end after SIGTERM")
+	}
+	if got := cmd.ProcessState.ExitCode(); got != 128+int(syscall.SIGTERM) {
+		t.Fatalf("exit %d, want %d", got, 128+int(syscall.SIGTERM))
 	}
 }
