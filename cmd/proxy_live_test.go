@@ -488,3 +488,23 @@ func TestLiveProxySDKAgentjqHookBesideAppHook(t *testing.T) {
 		t.Fatalf("initialize requests %d (want 1), agentjq's callback held %v, answered by agentjq %v", inits, ownCallback, ownAnswer)
 	}
 }
+
+// TestLiveProxySDKAgentjqToolBesideAppTool: agentjq's --mcp-tool server
+// and the app's in-process server are both registered in the one
+// initialize; each tool call reaches the server that owns it.
+func TestLiveProxySDKAgentjqToolBesideAppTool(t *testing.T) {
+	s := sdkLive(t)
+	dir := livetest.Workdir(t)
+	proxy := s.proxyShim(t, s.claude, "--mcp-tool", "shout=printf 'from-agentjq:%s' \"$AGENTJQ_ARG_WORD\"")
+	prompt := "TOOL mcp__agentjq__shout {\"word\":\"hey\"}\nTOOL mcp__probe__ping {\"note\":\"hi\"}\nSAY Both tools ran."
+	r := s.drive(t, sdkScenario{Claude: proxy, Cwd: dir, Prompt: prompt, Answer: "allow", MCP: true})
+	r.mustSucceed(t)
+	res := r.result(t)
+	if !strings.Contains(res.Result, "from-agentjq:hey") || !strings.Contains(res.Result, "pong: hi") {
+		t.Fatalf("result %q lacks one of the tools' output:\n%s", res.Result, r.raw)
+	}
+	if r.count("mcp", "ping") != 1 || r.count("canUseTool", "mcp__agentjq__shout") != 1 {
+		t.Fatalf("the app's tool ran %d times, the app was asked for agentjq's tool %d times (want 1, 1):\n%s",
+			r.count("mcp", "ping"), r.count("canUseTool", "mcp__agentjq__shout"), r.raw)
+	}
+}
