@@ -136,6 +136,9 @@ func TestProxyPassesArgvEnvAndExitStatus(t *testing.T) {
 // TestProxyForwardsSIGTERM: the client's SIGTERM goes to the agent, and
 // the client reads the status the agent died with.
 func TestProxyForwardsSIGTERM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
 	bin := buildAgentjq(t)
 	dir := t.TempDir()
 	agent := filepath.Join(dir, "agent")
