@@ -485,3 +485,73 @@ func (s *session) forwardStatusLocked() int {
 	}
 	return ps.ExitCode()
 }
+
+// classifier is classify, except in a proxy with no tap: there a line is
+// passed on as it is whatever it holds, so only a line that may need
+// routing is scanned. A tapped session keeps validating every line (the
+// recorder relies on it).
+func (s *session) classifier() func(*chunk) {
+	if s.fwd != nil && s.opts.Tap == nil {
+		return classifyForward
+	}
+	return classify
+}
+
+// passOnly are the starts of the lines a proxy never acts on (see also
+// systemPrefix). The CLI
+// writes "type" first in these (JSON.stringify keeps insertion order, and
+// it has no duplicate keys); any other line, a control line with its keys
+// in another order too, is scanned.
+var passOnly = [][]byte{[]byte(`{"type":"assistant"`), []byte(`{"type":"user"`), []byte(`{"type":"stream_event"`)}
+
+// classifyForward is classify without scanning the lines that start as a
+// pass-only line does.
+func classifyForward(c *chunk) {
+	c.plain = true
+	rest := c.buf
+	for len(rest) > 0 {
+		i := bytes.IndexByte(rest, '\n')
+		var line []byte
+		if i < 0 {
+			line, rest = rest, nil
+		} else {
+			line, rest = rest[:i], rest[i+1:]
+		}
+		kind, head := linePlain, protocol.Head{}
+		if !startsPassOnly(line) {
+			var ok bool
+			head, ok = protocol.Scan(line)
+			switch {
+			case !ok && len(bytes.TrimSpace(line)) == 0:
+				kind = lineBlank
+			case !ok:
+				kind = lineBad
+			case routed(head):
+				kind = lineRouted
+			}
+		}
+		if kind != linePlain {
+			c.plain = false
+		}
+		c.lines = append(c.lines, line)
+		c.kinds = append(c.kinds, kind)
+		c.heads = append(c.heads, head)
+	}
+	close(c.ready)
+}
+
+// systemPrefix starts a system line; of those a proxy acts on init only
+// (the session id its policies see).
+var systemPrefix = []byte(`{"type":"system","subtype":"`)
+
+func startsPassOnly(line []byte) bool {
+	for _, p := range passOnly {
+		if bytes.HasPrefix(line, p) {
+			return true
+		}
+	}
+	if rest, ok := bytes.CutPrefix(line, systemPrefix); ok {
+		return !bytes.HasPrefix(rest, []byte(`init"`))
+	}
+	return false
+}

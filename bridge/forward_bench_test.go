@@ -123,3 +123,28 @@ func median(v []float64) float64 {
 	slices.Sort(v)
 	return v[len(v)/2]
 }
+
+// BenchmarkProxyPassThrough is BenchmarkPassThrough for a proxied session
+// with no tap: the lines only the client acts on are not scanned.
+func BenchmarkProxyPassThrough(b *testing.B) {
+	agent := filepath.Join(b.TempDir(), "agent.sh")
+	stream, err := os.Open(os.Getenv("AGENTJQ_BENCH_STREAM"))
+	if err != nil {
+		b.Skip("set AGENTJQ_BENCH_STREAM to a stream file (go run ./internal/tools/streamgen -size 256MiB -control=false)")
+	}
+	st, _ := stream.Stat()
+	stream.Close()
+	os.WriteFile(agent, []byte("#!/bin/sh\ncat >/dev/null &\nexec cat \""+stream.Name()+"\"\n"), 0o755)
+	b.SetBytes(st.Size())
+	for range b.N {
+		pr, pw := io.Pipe()
+		pw.Close()
+		rep, err := Run(context.Background(), Options{
+			Path: agent, Env: os.Environ(), Stdin: pr, Stdout: io.Discard, Stderr: io.Discard,
+			Grace: 5 * time.Second, Forward: &Forward{},
+		})
+		if err != nil || rep.AgentExit != 0 {
+			b.Fatalf("run: %v %+v", err, rep)
+		}
+	}
+}

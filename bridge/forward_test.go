@@ -343,3 +343,45 @@ func TestMergeInitialize(t *testing.T) {
 		t.Fatalf("agentjq's own initialize: %s %v %v", alone, ids2, err)
 	}
 }
+
+// TestClassifyForwardRoutesWhatClassifyRoutes: the proxy's classifier
+// skips the scan only for lines a proxy never acts on; every control line
+// of every capture is still routed, and a control line with its keys in
+// another order too.
+func TestClassifyForwardRoutesWhatClassifyRoutes(t *testing.T) {
+	var all []byte
+	for _, name := range fixtures.Scenarios() {
+		data, err := fixtures.Capture(name, "out")
+		if err == nil {
+			all = append(all, data...)
+		}
+	}
+	all = append(all, `{"request_id":"x","type":"control_request","request":{"subtype":"can_use_tool"}}`+"\n"...)
+	all = append(all, `{"type":"system","subtype":"init","session_id":"s"}`+"\n"...)
+	a := &chunk{buf: all, ready: make(chan struct{})}
+	b := &chunk{buf: all, ready: make(chan struct{})}
+	classify(a)
+	classifyForward(b)
+	if len(a.lines) != len(b.lines) || len(a.lines) < 100 {
+		t.Fatalf("%d lines against %d", len(a.lines), len(b.lines))
+	}
+	routedControl := 0
+	for i, line := range a.lines {
+		ka, kb := a.kinds[i], b.kinds[i]
+		if ka == kb {
+			if kb == lineRouted && bytes.Contains(line, []byte(`"control_`)) {
+				routedControl++
+			}
+			continue
+		}
+		if kb != linePlain || !startsPassOnly(line) {
+			t.Fatalf("line %d classified %d, spawn's classifier %d: %.200s", i, kb, ka, line)
+		}
+		if bytes.Contains(line[:min(len(line), 40)], []byte("control_")) || bytes.HasPrefix(line, []byte(`{"type":"system","subtype":"init"`)) {
+			t.Fatalf("line %d would not be routed: %.200s", i, line)
+		}
+	}
+	if routedControl < 10 || b.kinds[len(b.kinds)-2] != lineRouted || b.kinds[len(b.kinds)-1] != lineRouted {
+		t.Fatalf("only %d control lines routed; last two %d %d", routedControl, b.kinds[len(b.kinds)-2], b.kinds[len(b.kinds)-1])
+	}
+}

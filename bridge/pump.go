@@ -53,8 +53,9 @@ const (
 var chunkPool = sync.Pool{New: func() any { b := make([]byte, 0, chunkSize); return &b }}
 
 // readChunks reads r into chunks of whole lines, handing each to the
-// workers and, in order, to out. It closes out at the end of r.
-func readChunks(r io.Reader, work chan<- *chunk, out chan<- *chunk) {
+// workers and, in order, to out. It closes out at the end of r. classify
+// is the workers' classifier, which it uses for small chunks itself.
+func readChunks(r io.Reader, work chan<- *chunk, out chan<- *chunk, classify func(*chunk)) {
 	defer close(work)
 	defer close(out)
 	var carry []byte // a partial line from the previous read
@@ -172,7 +173,8 @@ func routed(h protocol.Head) bool {
 func (s *session) readAgentStdout(ctx context.Context, r io.Reader) {
 	work := make(chan *chunk, chunksAhead)
 	ordered := make(chan *chunk, chunksAhead)
-	go readChunks(r, work, ordered)
+	classify := s.classifier()
+	go readChunks(r, work, ordered, classify)
 	var wg sync.WaitGroup
 	for range max(1, runtime.NumCPU()) {
 		wg.Add(1)

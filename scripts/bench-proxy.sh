@@ -27,9 +27,9 @@ agent="$work/agent.sh"
 printf '#!/bin/sh\ncat >/dev/null &\nexec cat "%s"\n' "$stream" >"$agent"
 chmod +x "$agent"
 
-secs() { # command... : wall seconds of one run
-	/usr/bin/time -f '%e' -o "$work/time" "$@" >/dev/null 2>"$work/stderr" </dev/null || true
-	tail -n 1 "$work/time"
+secs() { # command... : wall seconds and CPU seconds (user+sys) of one run
+	/usr/bin/time -f '%e %U %S' -o "$work/time" "$@" >/dev/null 2>"$work/stderr" </dev/null || true
+	tail -n 1 "$work/time" | awk '{printf "%s %.2f\n", $1, $2 + $3}'
 }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
@@ -41,8 +41,10 @@ while [ $i -lt "$runs" ]; do
 	secs "$work/agentjq" proxy --bin "$agent" -- --output-format stream-json >>"$work/proxy"
 	i=$((i + 1))
 done
-cat_s=$(median <"$work/cat")
-proxy_s=$(median <"$work/proxy")
+cat_s=$(cut -d' ' -f1 "$work/cat" | median)
+proxy_s=$(cut -d' ' -f1 "$work/proxy" | median)
+cat_cpu=$(cut -d' ' -f2 "$work/cat" | median)
+proxy_cpu=$(cut -d' ' -f2 "$work/proxy" | median)
 bytes=$(wc -c <"$stream")
 ratio=$(awk -v a="$proxy_s" -v b="$cat_s" 'BEGIN {printf "%.2f", a / b}')
 rtt=$(go test ./bridge -run '^$' -bench 'ProxyRoundTrip|DirectRoundTrip' -benchtime 3x 2>/dev/null | awk '/^Benchmark/ {print $1, $5}')
@@ -57,6 +59,7 @@ Measured $(date -u +%Y-%m-%d) on $(nproc) cores, load average $(cut -d' ' -f1-3 
 | what | target | result |
 |---|---|---|
 | $bytes bytes of agent NDJSON through agentjq proxy, wall time | within 1.5x of cat | proxy ${proxy_s} s, cat ${cat_s} s: **${ratio}x** |
+| the same, CPU time (user+sys) | - | proxy ${proxy_cpu} s, cat ${cat_cpu} s |
 | control request round trip (agent → client → agent), median | under 1 ms added | proxy ${rtt_proxy} µs, direct ${rtt_direct} µs: **$(awk -v a="$rtt_proxy" -v b="$rtt_direct" 'BEGIN {printf "%.1f", a - b}') µs added** |
 
 Commands:
