@@ -258,12 +258,14 @@ func TestLiveProxySDKPolicyDenyWins(t *testing.T) {
 	}
 	entries := readEntries(t, rec)
 	ds := decisions(t, entries)
-	if len(ds) != 1 || ds[0].DecidedBy != protocol.ByRules || ds[0].Behavior != protocol.Deny {
-		t.Fatalf("recorded decisions %+v, want one deny by rules", ds)
+	if len(ds) != 1 || ds[0].DecidedBy != protocol.ByRules || ds[0].Behavior != protocol.Deny || ds[0].Via != protocol.ViaHook {
+		t.Fatalf("recorded decisions %+v, want one deny by rules via agentjq's hook", ds)
 	}
+	// The guard asked first: its hook call is agentjq's, under the renamed
+	// id; no permission request came.
 	var heldReq, agentjqAnswer bool
 	for _, e := range entries {
-		if e.Dir == protocol.DirOut && e.Party == protocol.PartyAgentjq && bytes.Contains(e.Msg, []byte(`"can_use_tool"`)) {
+		if e.Dir == protocol.DirOut && e.Party == protocol.PartyAgentjq && bytes.Contains(e.Msg, []byte(`"callback_id":"agentjq-agentjq_guard"`)) {
 			heldReq = true
 		}
 		if e.Dir == protocol.DirIn && e.Party == protocol.PartyAgentjq && bytes.Contains(e.Msg, []byte(`"deny"`)) {
@@ -432,9 +434,12 @@ func TestLiveProxyUnderSpawn(t *testing.T) {
 			if got := exists(filepath.Join(dir, "apple.txt")); got != c.written {
 				t.Fatalf("file written: %v, want %v\nstdout:\n%s\nstderr:\n%s", got, c.written, out.String(), errb.String())
 			}
+			// spawn's own guard sees the call first (an allow via hook)
+			// whatever the proxy does; its permission answer is the one
+			// that counts.
 			var spawnDecided int
 			for _, l := range strings.Split(out.String(), "\n") {
-				if strings.Contains(l, `"subtype":"decision"`) && strings.Contains(l, `"tool":"Write"`) {
+				if strings.Contains(l, `"subtype":"decision"`) && strings.Contains(l, `"tool":"Write"`) && strings.Contains(l, `"via":"permission"`) {
 					spawnDecided++
 				}
 			}
@@ -507,4 +512,74 @@ func TestLiveProxySDKAgentjqToolBesideAppTool(t *testing.T) {
 		t.Fatalf("the app's tool ran %d times, the app was asked for agentjq's tool %d times (want 1, 1):\n%s",
 			r.count("mcp", "ping"), r.count("canUseTool", "mcp__agentjq__shout"), r.raw)
 	}
+}
+
+// TestLiveProxySDKPolicyDeniesAutoAllowed: the CLI reads a file inside the
+// project without asking the app; through the proxy, agentjq's PreToolUse
+// guard (merged into the app's initialize under a renamed id) still puts
+// the call to the policy, and the policy's deny holds.
+func TestLiveProxySDKPolicyDeniesAutoAllowed(t *testing.T) {
+	prompt := toolLines(toolCall("Read", map[string]any{"file_path": "{{cwd}}/.env"}), "SAY Read done.")
+	modelSaw := func(s sdkSetup, text string) bool {
+		for _, tr := range s.api.ToolResults() {
+			if strings.Contains(tr.Text, text) {
+				return true
+			}
+		}
+		return false
+	}
+	// Without a policy the app is never asked (it would deny): the call is
+	// auto-allowed, which is what makes the guard necessary.
+	t.Run("auto-allowed", func(t *testing.T) {
+		s := sdkLive(t)
+		dir := livetest.Workdir(t)
+		plantEnv(dir)
+		r := s.drive(t, sdkScenario{Claude: s.proxyShim(t, s.claude), Cwd: dir, Prompt: prompt, Answer: "deny"})
+		r.mustSucceed(t)
+		if r.count("canUseTool", "") != 0 || !modelSaw(s, planted) {
+			t.Skipf("the CLI no longer reads .env inside the project without asking (app asked %d times):\n%s", r.count("canUseTool", ""), r.raw)
+		}
+	})
+	t.Run("policy deny", func(t *testing.T) {
+		s := sdkLive(t)
+		dir := livetest.Workdir(t)
+		plantEnv(dir)
+		rec := filepath.Join(t.TempDir(), "rec.ndjson")
+		policy := writePolicy(t, "policy.json", `{"deny":["Read(.env)"],"default":"ask"}`)
+		r := s.drive(t, sdkScenario{Claude: s.proxyShim(t, s.claude, "--policy", policy, "--record", rec), Cwd: dir, Prompt: prompt, Answer: "allow"})
+		r.mustSucceed(t)
+		if modelSaw(s, planted) {
+			t.Fatalf("the model read the planted secret through the proxy: %+v", s.api.ToolResults())
+		}
+		if !modelSaw(s, "denied by policy rule Read(.env)") {
+			t.Errorf("the model was not told why: %+v", s.api.ToolResults())
+		}
+		if n := r.count("canUseTool", ""); n != 0 {
+			t.Errorf("the app was asked %d times:\n%s", n, r.raw)
+		}
+		if res := r.result(t); len(res.Denials) != 1 || res.Denials[0] != "Read" {
+			t.Errorf("result denials %v, want [Read]", res.Denials)
+		}
+		entries := readEntries(t, rec)
+		ds := decisions(t, entries)
+		if len(ds) != 1 || ds[0].Tool != "Read" || ds[0].Behavior != protocol.Deny || ds[0].DecidedBy != protocol.ByRules || ds[0].Via != protocol.ViaHook {
+			t.Fatalf("recorded decisions %+v, want one deny of Read by rules via hook", ds)
+		}
+		var merged, held bool
+		for _, e := range entries {
+			if e.Dir == protocol.DirIn && e.Party == protocol.PartyClient && bytes.Contains(e.Msg, []byte(`"initialize"`)) {
+				// One initialize, the app's, carrying agentjq's guard renamed.
+				merged = bytes.Contains(e.Msg, []byte(`"agentjq-agentjq_guard"`)) && !merged
+			}
+			if e.Dir == protocol.DirIn && e.Party == protocol.PartyAgentjq && bytes.Contains(e.Msg, []byte(`"initialize"`)) {
+				t.Errorf("agentjq sent an initialize of its own beside the app's: %s", e.Msg)
+			}
+			if e.Dir == protocol.DirOut && e.Party == protocol.PartyAgentjq && bytes.Contains(e.Msg, []byte(`"callback_id":"agentjq-agentjq_guard"`)) {
+				held = true
+			}
+		}
+		if !merged || !held {
+			t.Fatalf("the app's initialize carries agentjq's guard: %v; the guard's call is agentjq's: %v", merged, held)
+		}
+	})
 }
