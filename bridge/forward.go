@@ -24,7 +24,9 @@ import (
 // (MergeInitialize). can_use_tool goes through the approval chain first: a
 // policy deny is answered by agentjq; anything else is the client's to
 // answer. hook_callback and mcp_message for the hooks and servers agentjq
-// registered are answered by agentjq, all others by the client. Every
+// registered are answered by agentjq, all others by the client; agentjq's
+// PreToolUse guard (Options.Guard) is one of those hooks, so the policy
+// also sees the calls the agent runs without asking. Every
 // agent request gets exactly one answer: a second one is dropped with a
 // warning. The session's stdin closes when the client's does, its exit
 // status is the agent's, and SIGINT, SIGTERM and SIGHUP are passed on to

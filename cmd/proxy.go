@@ -63,6 +63,11 @@ client's deny; an edited input must pass the policy too). hook_callback and
 mcp_message for agentjq's own --hook, --mcp-tool and --mcp-server are
 answered by agentjq, all others by the client; agentjq's registrations are
 merged into the client's initialize. Every request gets exactly one answer.
+With a policy or an approver, agentjq's own PreToolUse hook is merged in
+too (under a renamed id), so the policy also sees the calls the CLI runs
+without asking (reads inside the project, tools the app allows): its deny
+holds for them; what it does not deny, the CLI and the app decide as they
+would without agentjq.
 A policy's "default" applies as usual: write "default": "ask" to leave what
 no rule matches to the client.
 
