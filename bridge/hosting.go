@@ -46,7 +46,8 @@ func (s *session) runAtEnd() {
 // not the guard's: the user's hook handler answers it. d is what was
 // decided: deny or allow are final and make a decision event; "ask" hands
 // the call to the permission request that follows, whose decision is the
-// one recorded, so an asked call is counted once.
+// one recorded, so an asked call is counted once; empty is no decision (a
+// proxy's client decides).
 type GuardFunc func(ctx context.Context, requestID string, request json.RawMessage) (answer json.RawMessage, d protocol.Decision, ok bool)
 
 // installGuard routes hook_callback requests to the guard first.
@@ -69,7 +70,7 @@ func (s *session) installGuard() {
 			}
 			return user(ctx, id, request)
 		}
-		if ctx.Err() == nil && d.Behavior != protocol.Ask {
+		if ctx.Err() == nil && (d.Behavior == protocol.Allow || d.Behavior == protocol.Deny) {
 			s.hookDecided(id, d, start)
 		}
 		return answer, nil

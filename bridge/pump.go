@@ -176,13 +176,13 @@ const parallelChunk = 64 << 10
 
 // classifyChunk finds the lines of buf and what each is, appending to
 // infos. A large chunk is cut at newlines into one part per core.
-func classifyChunk(buf []byte, infos []lineInfo) []lineInfo {
+func classifyChunk(buf []byte, infos []lineInfo, classify func([]byte) (lineKind, protocol.Head)) []lineInfo {
 	parts := 1
 	if len(buf) >= parallelChunk {
 		parts = runtime.NumCPU()
 	}
 	if parts == 1 {
-		return classifyLines(buf, 0, infos)
+		return classifyLines(buf, 0, infos, classify)
 	}
 	var cuts []int // part boundaries, each just after a newline
 	for i := 1; i < parts; i++ {
@@ -207,7 +207,7 @@ func classifyChunk(buf []byte, infos []lineInfo) []lineInfo {
 		wg.Add(1)
 		go func(i, from, to int) {
 			defer wg.Done()
-			found[i] = classifyLines(buf[:to], from, nil)
+			found[i] = classifyLines(buf[:to], from, nil, classify)
 		}(i, from, to)
 		from = to
 	}
@@ -219,7 +219,7 @@ func classifyChunk(buf []byte, infos []lineInfo) []lineInfo {
 }
 
 // classifyLines classifies the lines of buf from offset off.
-func classifyLines(buf []byte, off int, infos []lineInfo) []lineInfo {
+func classifyLines(buf []byte, off int, infos []lineInfo, classify func([]byte) (lineKind, protocol.Head)) []lineInfo {
 	for off < len(buf) {
 		end := bytes.IndexByte(buf[off:], '\n')
 		next := len(buf)
@@ -241,7 +241,7 @@ func classifyLines(buf []byte, off int, infos []lineInfo) []lineInfo {
 // reaches it, so it sees every line in order. It returns the number of
 // the next line.
 func (s *session) passChunk(ctx context.Context, buf []byte, n int) int {
-	s.infos = classifyChunk(buf, s.infos[:0])
+	s.infos = classifyChunk(buf, s.infos[:0], s.classifier())
 	runStart := -1 // offset of the first line of the current run
 	for _, li := range s.infos {
 		line := buf[li.start:li.end]
@@ -277,6 +277,9 @@ func (s *session) passOut(b []byte) {
 // agentLine passes a line on and acts on it when it must; withNL is the
 // line as it lies in the buffer, newline included when it has one.
 func (s *session) agentLine(ctx context.Context, n int, kind lineKind, head protocol.Head, line, withNL []byte) {
+	if s.fwd != nil && s.forwardAgentLine(ctx, kind, head, line, withNL) {
+		return
+	}
 	switch kind {
 	case lineBlank:
 		return

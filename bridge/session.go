@@ -77,6 +77,10 @@ type Options struct {
 	// never a success.
 	TapErr func() error
 
+	// Forward, when set, makes the session a proxy for a client that
+	// speaks the protocol itself (forward.go).
+	Forward *Forward
+
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
@@ -156,6 +160,8 @@ type session struct {
 	infos      []lineInfo // the pump's, reused from chunk to chunk
 	reqSeq     int
 	atEndOnce  sync.Once
+
+	fwd *forwarder // nil unless Options.Forward
 }
 
 // Run runs a session to the end and reports its outcome. The error is
@@ -195,6 +201,9 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		opts.Gate.mu.Lock()
 		opts.Gate.flush = s.out.flushed
 		opts.Gate.mu.Unlock()
+	}
+	if opts.Forward != nil {
+		s.fwd = newForwarder(&s.opts)
 	}
 	s.installGuard()
 	return s.run(ctx)
@@ -327,6 +336,9 @@ func (s *session) endOutputBy(deadline time.Time) {
 	if lost := s.out.drain(wait(), s.opts.Grace); lost > 0 {
 		fmt.Fprintf(s.opts.Stderr, "agentjq: stdout is not being read; gave up on the last %d bytes (the exit event among them)\n", lost)
 	}
+	if s.fwd != nil {
+		s.fwd.drainEvents(wait(), s.opts.Grace)
+	}
 	s.errq.drain(wait(), s.opts.Grace)
 }
 
@@ -384,6 +396,9 @@ func (s *session) loop(ctx context.Context, exited <-chan struct{}) {
 				sd = s.escalate(sd, stageInterrupt)
 			}
 		case sig := <-s.opts.Signals:
+			if s.fwd != nil && s.forwardSignal(sig) {
+				continue
+			}
 			switch sig {
 			case syscall.SIGINT:
 				now := time.Now()
@@ -488,6 +503,9 @@ func (s *session) escalate(sd *shutdown, stage int) *shutdown {
 // request is pending and no background task runs. Closing the agent's
 // stdin earlier would turn its next permission request into a denial.
 func (s *session) readyToClose() bool {
+	if s.fwd != nil {
+		return s.forwardReadyToClose()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.inputDone && s.inFlightLocked() == 0 && len(s.pending) == 0 && len(s.ours) == 0 && len(s.background) == 0 && s.settledLocked()
@@ -555,18 +573,29 @@ func (s *session) sawOutput() {
 	s.mu.Unlock()
 }
 
-// writeAgent queues one line for the agent's stdin; it never blocks.
+// writeAgent queues one line of agentjq's own for the agent's stdin; it
+// never blocks.
 func (s *session) writeAgent(line []byte) error {
-	s.inMu.Lock()
-	defer s.inMu.Unlock()
-	return s.writeAgentLocked(line)
+	return s.writeAgentAs(protocol.PartyAgentjq, line)
 }
 
-func (s *session) writeAgentLocked(line []byte) error {
+// writeAgentAs is writeAgent for a line whose party is known: in a proxy
+// the recording marks who wrote it.
+func (s *session) writeAgentAs(party protocol.Party, line []byte) error {
+	s.inMu.Lock()
+	defer s.inMu.Unlock()
+	return s.writeAgentLocked(party, line)
+}
+
+func (s *session) writeAgentLocked(party protocol.Party, line []byte) error {
 	if s.agentIn.isClosed() || s.stdinEnded() {
 		return errors.New("the agent's stdin is closed")
 	}
-	s.tap(protocol.DirIn, line)
+	if s.fwd != nil {
+		s.fwd.tap(s, protocol.DirIn, party, line)
+	} else {
+		s.tap(protocol.DirIn, line)
+	}
 	buf := make([]byte, 0, len(line)+1)
 	if !s.agentIn.put(append(append(buf, line...), '\n'), nil, false) {
 		return errors.New("the agent's stdin is closed")
@@ -615,7 +644,7 @@ func (s *session) sendTurn(line []byte, ours bool) {
 		s.addedIDs[id] = true
 	}
 	s.mu.Unlock()
-	err := s.writeAgentLocked(line)
+	err := s.writeAgentLocked(protocol.PartyAgentjq, line)
 	s.inMu.Unlock()
 	if err != nil {
 		s.mu.Lock()
@@ -693,6 +722,10 @@ func (s *session) readInput(ctx context.Context) {
 // inputLine sends one stdin line: a JSON object as it is, any other text
 // as a user turn.
 func (s *session) inputLine(n int, line []byte) {
+	if s.fwd != nil {
+		s.clientLine(line)
+		return
+	}
 	trimmed := bytes.TrimSpace(line)
 	if len(trimmed) == 0 {
 		return
@@ -750,14 +783,7 @@ func (s *session) control(ctx context.Context, typ string, line []byte) {
 			s.warn(protocol.WarnUnanswered, "agent stdout: a control_request without a string or number request_id cannot be answered")
 			return
 		}
-		req := append([]byte(nil), f[1]...)
-		hctx, cancel := context.WithCancelCause(ctx)
-		s.mu.Lock()
-		s.asked[key] = true
-		s.pending[key] = func() { cancel(context.Canceled) }
-		s.withdraw[key] = func() { cancel(errWithdrawn) }
-		s.mu.Unlock()
-		go s.answer(hctx, key, rawID, req)
+		s.startAnswer(ctx, key, rawID, append([]byte(nil), f[1]...))
 	case protocol.TypeControlCancel:
 		key, _, _ := requestKey(protocol.Fields(line, "request_id")[0])
 		s.mu.Lock()
@@ -776,6 +802,18 @@ func (s *session) control(ctx context.Context, typ string, line []byte) {
 		s.mu.Unlock()
 		s.notify()
 	}
+}
+
+// startAnswer answers one agent request on a goroutine of its own; a
+// control_cancel_request for key cancels it.
+func (s *session) startAnswer(ctx context.Context, key string, rawID, req json.RawMessage) {
+	hctx, cancel := context.WithCancelCause(ctx)
+	s.mu.Lock()
+	s.asked[key] = true
+	s.pending[key] = func() { cancel(context.Canceled) }
+	s.withdraw[key] = func() { cancel(errWithdrawn) }
+	s.mu.Unlock()
+	go s.answer(hctx, key, rawID, req)
 }
 
 // requestKey reads a request_id: a string or a number, which the answer
@@ -924,6 +962,10 @@ func (s *session) event(v any) {
 		return
 	}
 	b := protocol.Marshal(v)
+	if s.fwd != nil {
+		s.fwd.event(s, protocol.PartyAgentjq, b)
+		return
+	}
 	s.tap(protocol.DirEvent, b)
 	if !s.opts.NoEvents {
 		s.outLine(b)
@@ -1004,6 +1046,9 @@ func (s *session) outcome() (Report, protocol.Exit) {
 		rep.Outcome = protocol.OutcomeError
 	}
 	rep.ExitCode = rep.Outcome.ExitCode()
+	if s.fwd != nil {
+		rep.ExitCode = s.forwardStatusLocked()
+	}
 	ev := protocol.Exit{
 		Type: protocol.TypeAgentjq, Subtype: protocol.EventExit,
 		Outcome: rep.Outcome, Code: rep.ExitCode, Signal: rep.Signal,

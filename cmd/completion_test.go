@@ -81,7 +81,7 @@ func TestBashCompletion(t *testing.T) {
 	}{
 		{"agentjq sp", "spawn"},
 		{"agentjq re", "record replay"},
-		{"agentjq ''", "approve completion filter man record replay spawn version"},
+		{"agentjq ''", "approve completion filter man proxy record replay spawn version"},
 		{"agentjq spawn --agent ''", "claude context"},
 		{"agentjq spawn --agent = c", "claude context"},
 		{"agentjq record -o x.rec --agent c", "claude context"},
@@ -94,7 +94,7 @@ func TestBashCompletion(t *testing.T) {
 		{"agentjq approve --approver-format c", "control"},
 		{"agentjq approve test --exp", "--expect"},
 		{"agentjq man pol", "policy"},
-		{"agentjq man pro", "protocol"},
+		{"agentjq man pro", "protocol proxy"},
 		{"agentjq completion ''", "bash fish zsh"},
 		{"agentjq filter --col", "--color --color-output"},
 		{"agentjq filter --color ''", "always auto never"},

@@ -85,6 +85,11 @@ var exitTables = map[string][]manpages.ExitRow{
 		{Code: "1", Meaning: "approve: some input lines could not be read (each reported on stderr); approve test: an --expect line was not met; any other error"},
 		{Code: "2", Meaning: "usage error, or a policy file that does not load (reported with file:line:column)"},
 	},
+	"proxy": {
+		{Code: "N", Meaning: "the agent's own exit status (128+S when signal S ended it), so that the client reads what it would read without agentjq"},
+		{Code: "2", Meaning: "before the agent starts: a usage error, a policy or config file that does not load"},
+		{Code: "127", Meaning: "the agent could not be started, or the proxy was started by itself (the \"real\" CLI is a shim for agentjq proxy)"},
+	},
 	"replay": {
 		{Code: "0", Meaning: "the recording was replayed; with --check, no drift (or --update replaced it)"},
 		{Code: "1", Meaning: "with --as-agent, the client sent something else than the recording holds (reported with the seq and a diff); with --check, drift; any other error"},

@@ -1,13 +1,11 @@
 package cmd
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/agentjq/agentjq/approve"
 	"github.com/agentjq/agentjq/bridge"
 	"github.com/agentjq/agentjq/hooks"
 	"github.com/agentjq/agentjq/internal/buildinfo"
@@ -55,10 +53,11 @@ func applyHostFlags(ios *iostreams.IO, f HostFlags, opts *bridge.Options) error 
 }
 
 // hostSession registers the hosted tools, servers and hooks on opts and,
-// when screen is not nil, agentjq's own PreToolUse hook (the guard) that
-// asks the approval chain about every tool call before it runs.
-func hostSession(ios *iostreams.IO, f HostFlags, opts *bridge.Options, screen func(context.Context, *approve.Request) approve.Verdict) error {
-	if !f.Init && !f.hosting() && screen == nil {
+// when guard is not nil, agentjq's own PreToolUse hook (the guard) that
+// asks the approval chain about every tool call before it runs; the
+// user's hooks become its Runner.
+func hostSession(ios *iostreams.IO, f HostFlags, opts *bridge.Options, guard *hooks.Guard) error {
+	if !f.Init && !f.hosting() && guard == nil {
 		return nil
 	}
 	host := &mcphost.Host{}
@@ -97,9 +96,8 @@ func hostSession(ios *iostreams.IO, f HostFlags, opts *bridge.Options, screen fu
 		}
 		runner.Hooks = append(runner.Hooks, h)
 	}
-	var guard *hooks.Guard
-	if screen != nil {
-		guard = &hooks.Guard{Screen: screen, Runner: runner}
+	if guard != nil {
+		guard.Runner = runner
 	}
 	own := ownInitialize(runner, guard, host.Names())
 	opts.Init = own.request()

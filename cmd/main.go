@@ -22,6 +22,7 @@ type CLI struct {
 	Approve    ApproveCmd    `cmd:"" help:"Answer permission requests from policy files; test policies against recordings."`
 	Record     RecordCmd     `cmd:"" help:"Run a session like spawn and record both directions to a file."`
 	Replay     ReplayCmd     `cmd:"" help:"Replay a recording to stdout, or stand in for the agent."`
+	Proxy      ProxyCmd      `cmd:"" help:"Stand in for claude in a client that speaks its protocol (Agent SDKs, IDE plugins): policy, recording, pass-through."`
 	Man        ManCmd        `cmd:"" help:"Show a manual page."`
 	Completion CompletionCmd `cmd:"" help:"Print a shell completion script (bash, zsh, fish)."`
 	Version    VersionCmd    `cmd:"" help:"Print agentjq's version and the agent versions it was checked against."`
@@ -51,7 +52,7 @@ func Main(args []string, ios *iostreams.IO) (status int) {
 			panic(r)
 		}
 	}()
-	kctx, err := parser.Parse(args)
+	kctx, err := parser.Parse(proxyArgs(parser.Model, args))
 	if err != nil {
 		fmt.Fprintf(ios.Err, "agentjq: %v\n", err)
 		var pe *kong.ParseError

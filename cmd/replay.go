@@ -27,6 +27,7 @@ type ReplayCmd struct {
 
 	AsAgent bool          `help:"Stand in for the agent: read the client's stdin, write the recorded output, check what the client sends (a mismatch is reported with the recording's seq and a diff, exit 1). The agent's flags are accepted and ignored, so a two-line shim (#!/bin/sh / exec agentjq replay --as-agent REC -- \"$$@\") can be spawn's --bin."`
 	Wait    time.Duration `default:"30s" help:"With --as-agent: how long to wait for each recorded input."`
+	Lenient bool          `help:"With --as-agent: answer a client control request the recording lacks with a success instead of failing (an initialize, with the recorded initialize reply; a client's initialize the recording lacks is always answered so)."`
 	Inject  []string      `sep:"none" placeholder:"FAULT" help:"Inject a fault: truncate@SEQ, garbage@SEQ, oversize@SEQ[:SIZE], delay@SEQ:DUR, drop@SEQ, exit@SEQ[:CODE], drop-result; SEQ may be a type (result, control_request/can_use_tool)."`
 
 	Check   bool   `help:"Drift check: re-run this recording against the agent installed now (or compare it with --against) and print where the shape of the agent's output drifted (line kinds and key paths; values ignored). Interrupts are sent at the recorded point, after the recorded pause. The recording's --hook, --mcp-tool and --mcp-server commands are run again: check only recordings you trust."`
@@ -114,7 +115,7 @@ func (c *ReplayCmd) Run(ctx context.Context, ios *iostreams.IO) error {
 		}
 		err = replay.AsAgent(ctx, h, entries, ios.In, ios.Out, replay.AgentOptions{
 			Stderr: ios.Err, Wait: c.Wait, Speed: speed, IdleLimit: c.IdleLimit,
-			Faults: faults, LookupEnv: ios.LookupEnv,
+			Faults: faults, LookupEnv: ios.LookupEnv, AnswerUnrecorded: c.Lenient,
 		})
 		return replayExit(err)
 	}

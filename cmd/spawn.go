@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentjq/agentjq/approve"
 	"github.com/agentjq/agentjq/bridge"
+	"github.com/agentjq/agentjq/hooks"
 	"github.com/agentjq/agentjq/internal/syncio"
 	"github.com/agentjq/agentjq/iostreams"
 	"github.com/agentjq/agentjq/protocol"
@@ -50,6 +51,10 @@ type SpawnFlags struct {
 	NoPrompt       bool     `help:"Never prompt on the terminal: what no policy or approver decides is denied."`
 
 	HostFlags
+
+	// proxied is set by agentjq proxy (not a flag): what the chain does
+	// not deny is the client's to decide (hooks.Guard.ClientDecides).
+	proxied bool
 }
 
 // SpawnCmd is the spawn subcommand.
@@ -228,13 +233,13 @@ func sessionOptions(ios *iostreams.IO, f SpawnFlags, agentArgs []string) (bridge
 	if f.Prompt != "" {
 		opts.Prompt, opts.HasPrompt, opts.Stdin = f.Prompt, true, nil
 	}
-	var screen func(context.Context, *approve.Request) approve.Verdict
+	var guard *hooks.Guard
 	if profile.Name == "claude" && screenEveryCall && chain.Guards() {
 		// The agent runs many calls without asking: have it ask agentjq's
 		// PreToolUse hook about every one.
-		screen = chain.Screen
+		guard = &hooks.Guard{Screen: chain.Screen, ClientDecides: f.proxied}
 	}
-	if err := hostSession(ios, f.HostFlags, &opts, screen); err != nil {
+	if err := hostSession(ios, f.HostFlags, &opts, guard); err != nil {
 		chain.Close()
 		return bridge.Options{}, nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,6 +38,12 @@ type Guard struct {
 	// Budget bounds the chain's part of one answer (default 30s): past it
 	// the call is denied, never let through.
 	Budget time.Duration
+	// ClientDecides is set in agentjq proxy, where what the chain does not
+	// deny is the client's to decide: an undecided chain is no objection
+	// (the agent's own permission flow goes on, and asks the client when
+	// it asks at all) rather than an "ask", and it is no decision of
+	// agentjq's (d.Behavior is empty).
+	ClientDecides bool
 }
 
 // Registration is the guard's entry in the initialize request's hooks: a
@@ -133,6 +140,18 @@ func (g *Guard) Answer(ctx context.Context, requestID string, request json.RawMe
 		if ov := g.Screen(sctx, &orig); ov.Behavior == protocol.Deny || (ov.Behavior == protocol.Ask && v.Behavior == protocol.Allow) {
 			v = ov
 		}
+	}
+	if g.ClientDecides && v.Behavior != protocol.Deny && v.Behavior != protocol.Allow {
+		v = approve.Verdict{Behavior: protocol.Allow, Source: v.Source}
+		ans, d, ok := combine(v, users, changed, input, d)
+		if d.Behavior == protocol.Allow {
+			if slices.ContainsFunc(users, func(a userAnswer) bool { return a.decision == protocol.Allow }) {
+				d.DecidedBy, d.Rule = protocol.ByHook, ""
+			} else {
+				d.Behavior = "" // nobody decided: the client will
+			}
+		}
+		return ans, d, ok
 	}
 	return combine(v, users, changed, input, d)
 }

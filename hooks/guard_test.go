@@ -215,3 +215,39 @@ func BenchmarkGuardAnswer(b *testing.B) {
 		}
 	}
 }
+
+// TestGuardClientDecides: in a proxy only the chain's deny is agentjq's;
+// an undecided chain is no objection and no decision (the agent's own
+// permission flow, and the client, decide), and a user hook's words still
+// count.
+func TestGuardClientDecides(t *testing.T) {
+	for _, tc := range []struct{ chain, want, event string }{
+		{protocol.Deny, "deny", "deny"},
+		{protocol.Ask, "", ""},
+		{"", "", ""},
+		{protocol.Allow, "", "allow"},
+	} {
+		g := &Guard{Screen: chainSays(tc.chain, nil), ClientDecides: true}
+		answer, d, ok := g.Answer(context.Background(), "req-1", guardCallback("Read", `{"file_path":".env"}`))
+		dec, _, _ := decisionOf(t, answer)
+		if !ok || dec != tc.want || d.Behavior != tc.event {
+			t.Errorf("chain %q: answer %s, decision %+v", tc.chain, answer, d)
+		}
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct{ hook, want, event, by string }{
+		{`echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}'`, "allow", "allow", protocol.ByHook},
+		{`echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask"}}'`, "ask", "ask", protocol.ByHook},
+		{`echo no >&2; exit 2`, "deny", "deny", protocol.ByHook},
+	} {
+		h, err := ParseHook("PreToolUse=" + tc.hook)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := &Guard{Screen: chainSays("", nil), ClientDecides: true, Runner: &Runner{Hooks: []Hook{h}, Dir: dir, Timeout: 10 * time.Second, Stderr: os.Stderr}}
+		answer, d, _ := g.Answer(context.Background(), "req-1", guardCallback("Read", `{"file_path":"a"}`))
+		if dec, _, _ := decisionOf(t, answer); dec != tc.want || d.Behavior != tc.event || d.DecidedBy != tc.by {
+			t.Errorf("hook %s: answer %s, decision %+v", tc.hook, answer, d)
+		}
+	}
+}

@@ -9,6 +9,7 @@
 //	{"seq":3,"ms":813.0,"dir":"err","text":"a line of the agent's stderr"}
 //	{"seq":4,"ms":900.1,"dir":"event","msg":{"type":"agentjq",...}}
 //	{"seq":5,"ms":900.2,"dir":"meta","msg":{"agent_version":"2.1.328"}}
+//	{"seq":6,"ms":901.0,"dir":"in","party":"client","msg":{...}}   (agentjq proxy)
 //
 // agentjq writes the payload key (msg or text) last, so a reader slices the
 // agent's original bytes out of a line without decoding them; an entry
@@ -56,6 +57,12 @@ type Entry struct {
 	// Msg holds a JSON line's original bytes; Text a non-JSON line.
 	Msg  []byte
 	Text string
+	// Party is set in recordings of agentjq proxy only: on an "in" entry,
+	// who wrote the line (client or agentjq); on an "out" entry,
+	// "agentjq" marks a line the client never saw (a request agentjq
+	// answered, a reply to agentjq's own request); on an event, who
+	// decided. Readers that do not know it are unaffected.
+	Party protocol.Party
 }
 
 var headerPrefix = []byte(`{"agentjq_recording":`)
@@ -104,6 +111,10 @@ func AppendEntry(buf []byte, e Entry) []byte {
 	buf = strconv.AppendFloat(buf, e.MS, 'f', 3, 64)
 	buf = append(buf, `,"dir":"`...)
 	buf = append(buf, e.Dir...)
+	if e.Party != "" {
+		buf = append(buf, `","party":"`...)
+		buf = append(buf, e.Party...)
+	}
 	if e.Msg != nil {
 		buf = append(buf, `","msg":`...)
 		buf = append(buf, e.Msg...)
@@ -174,6 +185,19 @@ func sliceEntry(line []byte) (Entry, bool) {
 	}
 	e.Dir = protocol.Direction(line[i:j])
 	i = j + 1
+	const party = `,"party":"`
+	if bytes.HasPrefix(line[i:], []byte(party)) {
+		i += len(party)
+		j = i
+		for j < len(line) && line[j] >= 'a' && line[j] <= 'z' {
+			j++
+		}
+		if j == i || j >= len(line) || line[j] != '"' {
+			return e, false
+		}
+		e.Party = protocol.Party(line[i:j])
+		i = j + 1
+	}
 	body := line[:len(line)-1]
 	switch {
 	case bytes.HasPrefix(body[i:], []byte(`,"msg":{`)):
@@ -199,11 +223,12 @@ func decodeEntry(line []byte) (Entry, error) {
 		return e, errors.New("not a recording entry")
 	}
 	var v struct {
-		Seq  *int64          `json:"seq"`
-		MS   float64         `json:"ms"`
-		Dir  string          `json:"dir"`
-		Msg  json.RawMessage `json:"msg"`
-		Text *string         `json:"text"`
+		Seq   *int64          `json:"seq"`
+		MS    float64         `json:"ms"`
+		Dir   string          `json:"dir"`
+		Party string          `json:"party"`
+		Msg   json.RawMessage `json:"msg"`
+		Text  *string         `json:"text"`
 	}
 	if err := json.Unmarshal(trimmed, &v); err != nil {
 		return e, fmt.Errorf("not a recording entry: %w", err)
@@ -220,7 +245,7 @@ func decodeEntry(line []byte) (Entry, error) {
 	default:
 		return e, errors.New("recording entry: no msg or text")
 	}
-	e.Seq, e.MS, e.Dir = *v.Seq, v.MS, protocol.Direction(v.Dir)
+	e.Seq, e.MS, e.Dir, e.Party = *v.Seq, v.MS, protocol.Direction(v.Dir), protocol.Party(v.Party)
 	return e, nil
 }
 

@@ -79,13 +79,15 @@ it knows.
 
     {"seq":N,"ms":T,"dir":"D","msg":LINE}
     {"seq":N,"ms":T,"dir":"D","text":"STRING"}
+    {"seq":N,"ms":T,"dir":"D","party":"P","msg":LINE}
 
 agentjq writes the keys in this order, so a reader can slice the payload out
 of the line without decoding it. agentjq's readers read any other line of an
 entry as JSON (keys in another order, spaces added, keys they do not know), so
 a recording rewritten by jq or an editor stays readable; a line that is not a
 JSON object with **seq**, **dir** and **msg** or **text** is an error naming
-FILE:LINE. A recording may be gzip-compressed: **filter**, **filter --view**,
+FILE:LINE. **party** appears only in recordings of **agentjq proxy**. A
+recording may be gzip-compressed: **filter**, **filter --view**,
 **replay** and **approve test** read it as it is.
 
 **seq**
@@ -105,6 +107,20 @@ FILE:LINE. A recording may be gzip-compressed: **filter**, **filter --view**,
     agent reports **claude_code_version** in system/init or in its initialize
     response.
     Readers must skip directions they do not know.
+
+**party**
+:   only in recordings of **agentjq proxy**, where agentjq sits between a
+    client (an Agent SDK app, an IDE plugin) and the agent. On **in**: who
+    wrote the line, **client** or **agentjq** (agentjq's own initialize, its
+    answers to a policy deny, to its own hooks and MCP servers; a client's
+    initialize merged with agentjq's registrations stays **client**). On
+    **out**: **agentjq** marks a line the client never saw (a request agentjq
+    answered, the reply to agentjq's own request); without it the client got
+    the line. On **event**: who decided (**client** for a decision the
+    client made, with **decided_by** "client"). **replay --as-agent** expects
+    only the client's in lines and never shows the client an out line marked
+    agentjq. Readers that do not know the key find the direction before it
+    and the payload after it, as always.
 
 **msg**
 :   the line itself when it is a JSON object: the agent's bytes exactly as

@@ -27,6 +27,7 @@ type queue struct {
 
 type qitem struct {
 	dir        protocol.Direction
+	party      protocol.Party
 	t          time.Time
 	off, n     int
 	setVersion bool // the line is a version for SetAgentVersion
@@ -91,7 +92,7 @@ func (q *queue) run() {
 				q.w.setVersion(string(line), it.t, false)
 				continue
 			}
-			q.w.process(it.dir, line, it.t, false)
+			q.w.process(it.dir, it.party, line, it.t, false)
 		}
 		q.w.mu.Lock()
 		q.w.flushLocked()

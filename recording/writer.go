@@ -127,13 +127,17 @@ func MarshalHeader(h Header) ([]byte, error) {
 // bridge's tap. line is not retained. Errors are kept for Err: a failing
 // disk must not stop the session. With Async, Tap only copies the line
 // into the queue (waiting when AsyncLimit bytes are queued already).
-func (w *Writer) Tap(dir protocol.Direction, line []byte) {
+func (w *Writer) Tap(dir protocol.Direction, line []byte) { w.TapParty(dir, "", line) }
+
+// TapParty is Tap for a proxied session's line whose party is known: the
+// entry carries it ("party", see Entry).
+func (w *Writer) TapParty(dir protocol.Direction, party protocol.Party, line []byte) {
 	line = bytes.TrimRight(line, "\r\n")
 	if w.q != nil {
-		w.q.put(qitem{dir: dir, t: w.now()}, line)
+		w.q.put(qitem{dir: dir, party: party, t: w.now()}, line)
 		return
 	}
-	w.process(dir, line, w.now(), true)
+	w.process(dir, party, line, w.now(), true)
 }
 
 var versionKey = []byte(`"claude_code_version"`)
@@ -165,7 +169,7 @@ func mayBeSystemInit(line []byte) bool {
 }
 
 // process redacts, encodes and (with flush) writes one line.
-func (w *Writer) process(dir protocol.Direction, line []byte, t time.Time, flush bool) {
+func (w *Writer) process(dir protocol.Direction, party protocol.Party, line []byte, t time.Time, flush bool) {
 	valid := w.validOut && dir == protocol.DirOut
 	var obj bool
 	if w.red != nil {
@@ -187,7 +191,7 @@ func (w *Writer) process(dir protocol.Direction, line []byte, t time.Time, flush
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.appendLocked(dir, line, t, obj)
+	w.appendLocked(dir, party, line, t, obj)
 	if flush || len(w.buf) >= batchSize {
 		w.flushLocked() // whole lines, at most about batchSize a write
 	}
@@ -214,7 +218,7 @@ func (w *Writer) versionKnownAt(b []byte) bool {
 func (w *Writer) setVersionLocked(v string, t time.Time) {
 	w.agentVersion = v
 	w.versionLit = []byte(`"claude_code_version":"` + v + `"`)
-	w.appendLocked(protocol.DirMeta, metaVersion(v), t, true)
+	w.appendLocked(protocol.DirMeta, "", metaVersion(v), t, true)
 }
 
 // SetAgentVersion records the agent's version as a meta entry, when it is
@@ -293,12 +297,12 @@ func metaVersion(v string) []byte {
 }
 
 // appendLocked encodes one entry into the pending buffer.
-func (w *Writer) appendLocked(dir protocol.Direction, line []byte, t time.Time, obj bool) {
+func (w *Writer) appendLocked(dir protocol.Direction, party protocol.Party, line []byte, t time.Time, obj bool) {
 	if w.err != nil || w.closed {
 		return
 	}
 	w.seq++
-	e := Entry{Seq: w.seq, MS: float64(t.Sub(w.start).Microseconds()) / 1000, Dir: dir}
+	e := Entry{Seq: w.seq, MS: float64(t.Sub(w.start).Microseconds()) / 1000, Dir: dir, Party: party}
 	if obj {
 		e.Msg = line
 	} else {

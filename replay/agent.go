@@ -30,6 +30,11 @@ type AgentOptions struct {
 	LookupEnv func(string) (string, bool)
 	Sleep     func(ctx context.Context, d time.Duration) error
 	Now       func() time.Time
+	// AnswerUnrecorded (replay --lenient) answers any client control
+	// request the recording lacks with a success instead of failing. An
+	// initialize the recording lacks is always answered, with the
+	// recorded initialize's reply.
+	AnswerUnrecorded bool
 }
 
 // MismatchError is a difference between what the client sent and what the
@@ -88,6 +93,9 @@ type agentState struct {
 	readErr   <-chan error
 	eof       bool
 	wait      time.Duration
+	answerAll bool // answer any control request the recording lacks
+	stderr    io.Writer
+	reply     func([]byte) error // writes a line to the client at once
 }
 
 type inbound struct {
@@ -110,7 +118,8 @@ func AsAgent(ctx context.Context, h recording.Header, entries []recording.Entry,
 	}
 	po := PlayOptions{Sleep: opts.Sleep, Now: opts.Now}
 	po.defaults()
-	s := &agentState{entries: entries, satisfied: make([]bool, len(entries)), kinds: make([]inbound, len(entries)), idMap: map[string]string{}, wait: opts.Wait}
+	s := &agentState{entries: entries, satisfied: make([]bool, len(entries)), kinds: make([]inbound, len(entries)), idMap: map[string]string{}, wait: opts.Wait,
+		answerAll: opts.AnswerUnrecorded, stderr: opts.Stderr}
 	if h.Redact != nil {
 		red, err := redact.NewRedactor(*h.Redact, opts.LookupEnv)
 		if err != nil {
@@ -121,6 +130,8 @@ func AsAgent(ctx context.Context, h recording.Header, entries []recording.Entry,
 	for i, e := range entries {
 		if e.Dir == protocol.DirIn {
 			s.kinds[i] = decodeInbound(e.Msg)
+			// agentjq proxy answered these itself: no client sends them.
+			s.satisfied[i] = e.Party == protocol.PartyAgentjq
 		}
 	}
 	lines := make(chan []byte)
@@ -151,11 +162,19 @@ func AsAgent(ctx context.Context, h recording.Header, entries []recording.Entry,
 
 	bw := bufio.NewWriterSize(stdout, 64<<10)
 	em := &emitter{w: bw, faults: opts.Faults, sleep: po.Sleep, flush: true}
+	s.reply = func(line []byte) error {
+		bw.Write(line)
+		bw.WriteByte('\n')
+		return bw.Flush()
+	}
 	p := pacer{speed: opts.Speed, idle: opts.IdleLimit}
 	exitCode := -1
 	for i, e := range entries {
 		switch e.Dir {
 		case protocol.DirOut:
+			if e.Party == protocol.PartyAgentjq {
+				continue // agentjq proxy kept it from the client
+			}
 			if d := p.wait(po.Now(), e.MS); d > 0 {
 				if err := po.Sleep(ctx, d); err != nil {
 					return err
@@ -271,6 +290,9 @@ func (s *agentState) match(got []byte, waiting int) error {
 		}
 	case protocol.TypeControlRequest:
 		idx = s.find(func(k inbound) bool { return k.typ == env.Type && k.subtype == in.subtype })
+		if idx < 0 && (in.subtype == protocol.SubInitialize || s.answerAll) {
+			return s.answerUnrecorded(in)
+		}
 		if idx < 0 {
 			return &MismatchError{Seq: wantSeq, Reason: fmt.Sprintf("an unexpected control_request %s: the recording has no such request pending", in.subtype), Want: wantMsg, Got: got}
 		}
@@ -419,4 +441,30 @@ func exitEventCode(msg []byte) (int, bool) {
 		return 0, false
 	}
 	return *v.AgentExit, true
+}
+
+// answerUnrecorded answers a client control request the recording lacks:
+// an initialize with the recorded reply to the recording's initialize
+// (whoever sent it), anything else with an empty success.
+func (s *agentState) answerUnrecorded(in inbound) error {
+	reply := protocol.SuccessResponse(in.requestID, nil)
+	if in.subtype == protocol.SubInitialize {
+		for i, k := range s.kinds {
+			if s.entries[i].Dir != protocol.DirIn || k.typ != protocol.TypeControlRequest || k.subtype != protocol.SubInitialize {
+				continue
+			}
+			for _, e := range s.entries {
+				if e.Dir == protocol.DirOut && bytes.Contains(e.Msg, []byte(`"control_response"`)) && decodeInbound(e.Msg).responseID == k.requestID {
+					s.idMap[k.requestID] = in.requestID
+					reply = s.rewrite(e.Msg)
+					break
+				}
+			}
+			break
+		}
+	}
+	if s.stderr != nil {
+		fmt.Fprintf(s.stderr, "agentjq: replay --as-agent: answered the client's %s, which the recording lacks, from the recording\n", in.subtype)
+	}
+	return s.reply(reply)
 }

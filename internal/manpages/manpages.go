@@ -46,7 +46,7 @@ type Input struct {
 
 // Commands are the commands with a page of their own, in the order the
 // main page lists them.
-var Commands = []string{"spawn", "filter", "approve", "record", "replay"}
+var Commands = []string{"spawn", "filter", "approve", "record", "replay", "proxy"}
 
 // Generate returns every page by file name.
 func Generate(in Input) (map[string][]byte, error) {
@@ -221,17 +221,23 @@ func seeAlso(p *roff.Page, self string) {
 
 // environment documents every variable agentjq reads or sets.
 var environment = map[string]string{
-	"AGENTJQ_AGENT_BIN":   "The agent binary when --bin is not given (else the profile's name on PATH).",
-	"AGENTJQ_GRACE":       "How long each stage of a staged shutdown (interrupt, close stdin, terminate, kill) waits for the agent before the next, as a Go duration (default 5s).",
-	"NO_COLOR":            "When set, no colour on stdout or stderr unless a --color flag asks for it.",
-	"TERM":                "TERM=dumb turns colour off like NO_COLOR.",
-	"MANPAGER":            "agentjq man: the pager for a page shown on a terminal, then PAGER, then man(1)'s own choice or less.",
-	"HOME":                "Expands ~/ in path rules of rules files.",
-	"PATH":                "Where the agent binary is looked up.",
-	"AGENTJQ_TOOL":        "Set for a --mcp-tool command: the tool's name.",
-	"AGENTJQ_TOOL_USE_ID": "Set for a --mcp-tool command: the call's tool_use_id.",
-	"AGENTJQ_ARG_NAME":    "Set for a --mcp-tool command: each scalar argument of the call, its name upper-cased and every character but an ASCII letter or digit replaced by _; a call whose argument names map to the same variable (file and FILE) is refused, and so is a --mcp-tool-schema whose properties do. The values come from the model: quote them in the command (\"$AGENTJQ_ARG_CITY\").",
-	"AGENTJQ_HOOK_EVENT":  "Set for a --hook command: the hook event (PreToolUse, ...); CLAUDE_PROJECT_DIR is the agent's directory.",
+	"AGENTJQ_AGENT_BIN":    "The agent binary when --bin is not given (else the profile's name on PATH).",
+	"AGENTJQ_GRACE":        "How long each stage of a staged shutdown (interrupt, close stdin, terminate, kill) waits for the agent before the next, as a Go duration (default 5s).",
+	"NO_COLOR":             "When set, no colour on stdout or stderr unless a --color flag asks for it.",
+	"TERM":                 "TERM=dumb turns colour off like NO_COLOR.",
+	"MANPAGER":             "agentjq man: the pager for a page shown on a terminal, then PAGER, then man(1)'s own choice or less.",
+	"HOME":                 "Expands ~/ in path rules of rules files.",
+	"PATH":                 "Where the agent binary is looked up.",
+	"AGENTJQ_TOOL":         "Set for a --mcp-tool command: the tool's name.",
+	"AGENTJQ_TOOL_USE_ID":  "Set for a --mcp-tool command: the call's tool_use_id.",
+	"AGENTJQ_ARG_NAME":     "Set for a --mcp-tool command: each scalar argument of the call, its name upper-cased and every character but an ASCII letter or digit replaced by _; a call whose argument names map to the same variable (file and FILE) is refused, and so is a --mcp-tool-schema whose properties do. The values come from the model: quote them in the command (\"$AGENTJQ_ARG_CITY\").",
+	"AGENTJQ_HOOK_EVENT":   "Set for a --hook command: the hook event (PreToolUse, ...); CLAUDE_PROJECT_DIR is the agent's directory.",
+	"AGENTJQ_POLICY":       "agentjq proxy: policy files, separated by ':', added to --policy.",
+	"AGENTJQ_APPROVER":     "agentjq proxy: the approver command when --approver is not given.",
+	"AGENTJQ_RECORD":       "agentjq proxy: record the session to this file (a directory: one file per session) when --record is not given.",
+	"AGENTJQ_EVENTS":       "agentjq proxy: the file descriptor for agentjq's events when --events is not given.",
+	"AGENTJQ_PROXY_CONFIG": "agentjq proxy: the config file when --config is not given.",
+	"AGENTJQ_PROXY_PID":    "Set by agentjq proxy for the agent: its pid, so that a proxy started by itself (through a shim found as the real CLI) refuses to run.",
 }
 
 func envItems(p *roff.Page, names ...string) {
@@ -244,6 +250,7 @@ var pageEnv = map[string][]string{
 	"spawn":   {"AGENTJQ_AGENT_BIN", "AGENTJQ_GRACE", "PATH", "HOME", "AGENTJQ_TOOL", "AGENTJQ_TOOL_USE_ID", "AGENTJQ_ARG_NAME", "AGENTJQ_HOOK_EVENT"},
 	"record":  {"AGENTJQ_AGENT_BIN", "AGENTJQ_GRACE", "PATH", "HOME"},
 	"replay":  {"AGENTJQ_AGENT_BIN"},
+	"proxy":   {"AGENTJQ_AGENT_BIN", "AGENTJQ_POLICY", "AGENTJQ_APPROVER", "AGENTJQ_RECORD", "AGENTJQ_EVENTS", "AGENTJQ_PROXY_CONFIG", "AGENTJQ_PROXY_PID", "AGENTJQ_GRACE", "PATH", "HOME"},
 	"approve": {"HOME"},
 	"filter":  {"NO_COLOR", "TERM"},
 }
