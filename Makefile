@@ -26,7 +26,7 @@ CLAUDE_VERSION  ?= $(lastword $(CLAUDE_VERSIONS))
 claude_bin       = $(HOME)/.cache/agentjq/claude-$(1)/node_modules/.bin/claude
 CLAUDE_BIN       = $(call claude_bin,$(CLAUDE_VERSION))
 
-.PHONY: all build install test test-short lint staticcheck fuzz bench man fixtures claude cli-schema cli-drift clean
+.PHONY: node-clients all build install test test-short lint staticcheck fuzz bench man fixtures claude cli-schema cli-drift clean
 
 all: build
 
@@ -48,7 +48,7 @@ install: build
 # the live tests run; set AGENTJQ_REQUIRE_LIVE=1 (CI does) to fail, not
 # skip, when one cannot be found. The whole suite runs once against the
 # newest CLI, then the live tests (TestLive*) once against each older one.
-test: claude
+test: claude node-clients
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo 'gofmt: files above need formatting'; exit 1; }
 	AGENTJQ_LIVE_CLAUDE=$(call claude_bin,$(lastword $(CLAUDE_VERSIONS))) $(GO) test -race -count=1 -timeout 20m ./...
@@ -59,6 +59,21 @@ test: claude
 
 test-short:
 	$(GO) test -short ./...
+
+# The real clients the proxy, serve and acp tests drive (the Agent SDK, the
+# ACP SDK, a WebSocket client, a JSON Schema validator), pinned, installed
+# from npm into a cache; the tests find them through AGENTJQ_NODE_MODULES.
+NODE_CLIENTS     = @anthropic-ai/claude-agent-sdk@0.3.332 @agentclientprotocol/sdk@2.4.0 ws@8.23.0 ajv@8.20.0
+NODE_CLIENTS_DIR = $(HOME)/.cache/agentjq/node-clients
+NODE_STAMP       = $(NODE_CLIENTS_DIR)/.installed-$(shell echo '$(NODE_CLIENTS)' | cksum | cut -d' ' -f1)
+export AGENTJQ_NODE_MODULES ?= $(NODE_CLIENTS_DIR)/node_modules
+
+node-clients: $(NODE_STAMP)
+
+$(NODE_STAMP):
+	@command -v npm >/dev/null || { echo "npm is needed to install the node clients for the live tests"; exit 1; }
+	npm install --no-audit --no-fund --loglevel=error --prefix $(NODE_CLIENTS_DIR) $(NODE_CLIENTS)
+	@touch $@
 
 # Every checked CLI version, and CLAUDE_VERSION when it is another.
 claude: $(foreach v,$(sort $(CLAUDE_VERSIONS) $(CLAUDE_VERSION)),$(call claude_bin,$(v)))
