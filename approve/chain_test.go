@@ -327,13 +327,18 @@ func TestServe(t *testing.T) {
 		in.Write(b)
 	}
 	in.WriteString("not json\n")
+	// Valid JSON nested deeper than the scanner reads: answered (denied),
+	// not left unanswered as "not JSON"; an allowed command does not
+	// make it an allow.
+	deep := strings.Repeat("[", protocol.MaxDepth+1) + strings.Repeat("]", protocol.MaxDepth+1)
+	in.WriteString(`{"type":"control_request","request_id":"deep1","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"echo hi","x":` + deep + `},"tool_use_id":"toolu_deep1"}}` + "\n")
 	var out, stderr bytes.Buffer
 	bad, err := Serve(context.Background(), &in, &out, c, ServeOptions{Stderr: &stderr})
 	if err != nil || bad != 1 {
 		t.Fatalf("bad %d, err %v, stderr %s", bad, err, stderr.String())
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	want := []string{protocol.Allow, protocol.Allow, protocol.Deny, protocol.Deny}
+	want := []string{protocol.Allow, protocol.Allow, protocol.Deny, protocol.Deny, protocol.Deny}
 	if len(lines) != len(want) {
 		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), out.String())
 	}
@@ -358,6 +363,9 @@ func TestServe(t *testing.T) {
 	}
 	if !strings.Contains(lines[1], `"answers":{"Do you prefer cats or dogs?":"Dogs"}`) {
 		t.Errorf("answer: %s", lines[1])
+	}
+	if !strings.Contains(lines[4], `"request_id":"deep1"`) || !strings.Contains(lines[4], "nesting deeper than 10000") || !strings.Contains(lines[4], `"toolUseID":"toolu_deep1"`) {
+		t.Errorf("answer to the deep request: %s", lines[4])
 	}
 }
 

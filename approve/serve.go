@@ -58,7 +58,7 @@ func (s *session) observe(env protocol.Envelope, line []byte) {
 func requestOf(line []byte, s *session) (*Request, bool, error) {
 	env, err := protocol.DecodeEnvelope(line)
 	if err != nil {
-		return nil, false, err
+		return tooDeepRequest(line, s, err)
 	}
 	s.observe(env, line)
 	if env.Type != protocol.TypeControlRequest || env.ControlSubtype() != protocol.SubCanUseTool {
@@ -69,6 +69,29 @@ func requestOf(line []byte, s *session) (*Request, bool, error) {
 		return req, true, fmt.Errorf("can_use_tool: %v", err)
 	}
 	return req, true, nil
+}
+
+// tooDeepRequest reads, from a line encoding/json refused with err, a
+// can_use_tool request that is only nested deeper than protocol.MaxDepth:
+// valid JSON, whose head and fields the scanner still reads, so that it is
+// answered (denied, with the scanner's "nesting deeper than" error)
+// rather than left unanswered as "not JSON".
+func tooDeepRequest(line []byte, s *session, err error) (*Request, bool, error) {
+	head, scanErr := protocol.ScanLine(line)
+	var deep *protocol.DepthError
+	if !errors.As(scanErr, &deep) {
+		return nil, false, err
+	}
+	typ, _, id := head.Strings()
+	f := protocol.Fields(protocol.Fields(line, "request")[0], "subtype", "tool_name", "tool_use_id")
+	if sub, _ := protocol.String(f[0]); typ != protocol.TypeControlRequest || sub != protocol.SubCanUseTool {
+		return nil, false, scanErr
+	}
+	req := &Request{RequestID: id, Cwd: s.cwd, SessionID: s.id, PermissionMode: s.mode}
+	req.Subtype = protocol.SubCanUseTool
+	req.ToolName, _ = protocol.String(f[1])
+	req.ToolUseID, _ = protocol.String(f[2])
+	return req, true, fmt.Errorf("can_use_tool: %v", scanErr)
 }
 
 // ServeOptions configure Serve.

@@ -196,6 +196,37 @@ func faultCases() []faultCase {
 				}
 			},
 		},
+		{
+			// Valid JSON deeper than the scanner reads: the request is
+			// denied once, the deep result still ends the turn (else the
+			// session would wait for it forever), neither is passed on.
+			name: "a request and a result nested deeper than the scanner reads", scenario: "deep-request",
+			stdin: oneTurn,
+			bound: 2*time.Second + 2*g, outcome: protocol.OutcomeDenied,
+			check: func(t *testing.T, r faultRun) {
+				got := responses(r.log)
+				if _, dup := got["deep1#dup"]; dup || len(got) != 1 {
+					t.Errorf("want exactly one answer, to deep1; got %v", got)
+				}
+				inner, _ := got["deep1"]["response"].(map[string]any)
+				msg, _ := inner["message"].(string)
+				if inner["behavior"] != protocol.Deny || !strings.Contains(msg, "nesting deeper than 10000") {
+					t.Errorf("answer to deep1 = %v, want a deny saying \"nesting deeper than 10000\"", got["deep1"])
+				}
+				decs := events(t, r.stdout, "decision")
+				if len(decs) != 1 || decs[0]["behavior"] != protocol.Deny || decs[0]["tool"] != "Bash" {
+					t.Errorf("decision events %v, want one deny of Bash", decs)
+				}
+				if strings.Contains(r.stderr, "not JSON") || !strings.Contains(r.stderr, "nesting deeper than 10000") {
+					t.Errorf("stderr does not say the lines are too deep:\n%s", r.stderr)
+				}
+				for _, l := range agentLines(r.stdout) {
+					if strings.Contains(l, "[[[[") {
+						t.Errorf("a too-deep line was passed on: %.80s", l)
+					}
+				}
+			},
+		},
 	}
 }
 
