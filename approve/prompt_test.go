@@ -194,7 +194,15 @@ func TestPromptCancelled(t *testing.T) {
 	}
 	// A line typed for the withdrawn prompt is not taken as the next answer.
 	tty.typeLine(t, "y")
-	time.Sleep(50 * time.Millisecond)
+	// The line has left the pipe; wait until the prompter holds it, so the
+	// next prompt is opened with it already typed.
+	deadline := time.Now().Add(5 * time.Second)
+	for len(p.lines) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the prompter never read the typed line")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	ch = decideAsync(p, context.Background(), bashReq("make install"))
 	tty.waitFor(t, "[i]nterrupt: ")
 	tty.typeLine(t, "n")
