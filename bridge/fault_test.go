@@ -20,16 +20,21 @@ import (
 )
 
 // stalledWriter never returns from Write until the test ends: a peer that
-// keeps its pipe open and stops reading.
-type stalledWriter struct{ release chan struct{} }
+// keeps its pipe open and stops reading. stuck is closed once a write is
+// stuck in it.
+type stalledWriter struct {
+	release, stuck chan struct{}
+	once           *sync.Once
+}
 
 func newStalledWriter(t *testing.T) stalledWriter {
-	w := stalledWriter{make(chan struct{})}
+	w := stalledWriter{make(chan struct{}), make(chan struct{}), new(sync.Once)}
 	t.Cleanup(func() { close(w.release) })
 	return w
 }
 
 func (w stalledWriter) Write(p []byte) (int, error) {
+	w.once.Do(func() { close(w.stuck) })
 	<-w.release
 	return 0, io.ErrClosedPipe
 }
@@ -390,27 +395,16 @@ func logPids(path string) []int {
 func TestClientAnswerToAgentRequestDropped(t *testing.T) {
 	const id = "ee25409c-b461-406a-9d17-8717dbd9e419"
 	stdinR, stdinW := io.Pipe()
-	logPath := ""
-	go func() {
-		defer stdinW.Close()
-		io.WriteString(stdinW, "go\n")
-		// Wait until agentjq has answered, then answer again.
-		deadline := time.Now().Add(10 * time.Second)
-		for time.Now().Before(deadline) {
-			if b, _ := os.ReadFile(logPath); strings.Contains(string(b), `"request_id":"`+id+`"`) {
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		io.WriteString(stdinW, `{"type":"control_response","response":{"subtype":"success","request_id":"`+id+`","response":{"behavior":"allow","updatedInput":{}}}}`+"\n")
-	}()
 	r := runFake(t, "capture:write-allow", "", func(o *Options) {
 		o.Stdin = stdinR
-		for _, kv := range o.Env {
-			if v, ok := strings.CutPrefix(kv, fakeagent.Log+"="); ok {
-				logPath = v
-			}
-		}
+		logPath := fakeLog(o.Env)
+		go func() {
+			defer stdinW.Close()
+			io.WriteString(stdinW, "go\n")
+			// Wait until agentjq has answered, then answer again.
+			waitLogged(logPath, `"request_id":"`+id+`"`, 10*time.Second)
+			io.WriteString(stdinW, `{"type":"control_response","response":{"subtype":"success","request_id":"`+id+`","response":{"behavior":"allow","updatedInput":{}}}}`+"\n")
+		}()
 	})
 	if _, dup := responses(r.log)[id+"#dup"]; dup {
 		t.Errorf("the agent got two answers for %s:\n%s", id, r.log)
@@ -469,9 +463,10 @@ func TestOutputGateHoldsStdout(t *testing.T) {
 // TestStalledWriterIsAbandoned: a stdout that never takes a write does not
 // hold drain beyond its deadline, and what was lost is counted.
 func TestStalledWriterIsAbandoned(t *testing.T) {
-	q := newQueueWriter(newStalledWriter(t), outQueue)
+	w := newStalledWriter(t)
+	q := newQueueWriter(w, outQueue)
 	q.put([]byte("first\n"), nil, false)
-	time.Sleep(20 * time.Millisecond) // the writer is now stuck in its write
+	<-w.stuck
 	q.put([]byte("second\n"), nil, false)
 	start := time.Now()
 	lost := q.drain(200*time.Millisecond, time.Hour)
