@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentjq/agentjq/approve"
+	"github.com/agentjq/agentjq/hooks"
 	"github.com/agentjq/agentjq/protocol"
 )
 
@@ -37,8 +38,8 @@ func (s *session) tooDeep(ctx context.Context, n int, head protocol.Head, line [
 }
 
 // answerTooDeep answers a control request nested too deep to be decoded:
-// a can_use_tool with a deny (agentjq cannot judge what it cannot read),
-// any other request with an error.
+// a can_use_tool, or a hook asked before a call runs, with a deny (agentjq
+// cannot judge what it cannot read); any other request with an error.
 func (s *session) answerTooDeep(line []byte) {
 	f := protocol.Fields(line, "request_id", "request")
 	key, rawID, ok := requestKey(f[0])
@@ -50,8 +51,25 @@ func (s *session) answerTooDeep(line []byte) {
 	s.asked[key] = true
 	s.mu.Unlock()
 	msg := fmt.Sprintf("agentjq: the request is JSON nesting deeper than %d, which agentjq does not read, so it was refused.", protocol.MaxDepth)
-	rf := protocol.Fields(f[1], "subtype", "tool_name", "tool_use_id")
-	if subtype, _ := protocol.String(rf[0]); subtype != protocol.SubCanUseTool {
+	rf := protocol.Fields(f[1], "subtype", "tool_name", "tool_use_id", "input")
+	subtype, _ := protocol.String(rf[0])
+	if subtype == protocol.SubHookCallback {
+		// A hook asked before a call runs (agentjq's guard among them)
+		// blocks it: an error would let the call go on unjudged.
+		hf := protocol.Fields(rf[3], "hook_event_name", "tool_name", "tool_use_id")
+		event, _ := protocol.String(hf[0])
+		if event == "PreToolUse" || event == "PermissionRequest" {
+			d := protocol.Decision{Behavior: protocol.Deny, DecidedBy: protocol.ByError, Message: msg}
+			d.Tool, _ = protocol.String(hf[1])
+			d.ToolUseID, _ = protocol.String(hf[2])
+			s.hookDecided(key, d, time.Now())
+			if err := s.writeAgent(successResponse(rawID, hooks.Block(event, msg))); err != nil {
+				s.warn(protocol.WarnInternal, "could not answer control request "+key+": "+err.Error())
+			}
+			return
+		}
+	}
+	if subtype != protocol.SubCanUseTool {
 		if err := s.writeAgent(errorResponse(rawID, msg)); err != nil {
 			s.warn(protocol.WarnInternal, "could not answer control request "+key+": "+err.Error())
 		}

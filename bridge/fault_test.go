@@ -202,25 +202,35 @@ func faultCases() []faultCase {
 			},
 		},
 		{
-			// Valid JSON deeper than the scanner reads: the request is
-			// denied once, the deep result still ends the turn (else the
-			// session would wait for it forever), neither is passed on.
-			name: "a request and a result nested deeper than the scanner reads", scenario: "deep-request",
+			// Valid JSON deeper than the scanner reads: the permission
+			// request and the PreToolUse hook are each denied once, the
+			// deep result still ends the turn (else the session would wait
+			// for it forever), none is passed on.
+			name: "requests and a result nested deeper than the scanner reads", scenario: "deep-request",
 			stdin: oneTurn,
 			bound: 2*time.Second + 2*g, outcome: protocol.OutcomeDenied,
 			check: func(t *testing.T, r faultRun) {
 				got := responses(r.log)
-				if _, dup := got["deep1#dup"]; dup || len(got) != 1 {
-					t.Errorf("want exactly one answer, to deep1; got %v", got)
+				_, dup1 := got["deep1#dup"]
+				_, dup2 := got["deep2#dup"]
+				if dup1 || dup2 || len(got) != 2 {
+					t.Errorf("want exactly one answer each to deep1 and deep2; got %v", got)
 				}
 				inner, _ := got["deep1"]["response"].(map[string]any)
 				msg, _ := inner["message"].(string)
 				if inner["behavior"] != protocol.Deny || !strings.Contains(msg, "nesting deeper than 10000") {
 					t.Errorf("answer to deep1 = %v, want a deny saying \"nesting deeper than 10000\"", got["deep1"])
 				}
+				hook, _ := got["deep2"]["response"].(map[string]any)
+				spec, _ := hook["hookSpecificOutput"].(map[string]any)
+				reason, _ := spec["permissionDecisionReason"].(string)
+				if got["deep2"]["subtype"] != "success" || spec["permissionDecision"] != protocol.Deny || !strings.Contains(reason, "nesting deeper than 10000") {
+					t.Errorf("answer to deep2 = %v, want a PreToolUse deny saying \"nesting deeper than 10000\"", got["deep2"])
+				}
 				decs := events(t, r.stdout, "decision")
-				if len(decs) != 1 || decs[0]["behavior"] != protocol.Deny || decs[0]["tool"] != "Bash" {
-					t.Errorf("decision events %v, want one deny of Bash", decs)
+				if len(decs) != 2 || decs[0]["behavior"] != protocol.Deny || decs[0]["tool"] != "Bash" ||
+					decs[1]["behavior"] != protocol.Deny || decs[1]["tool"] != "mcp__x__y" || decs[1]["via"] != protocol.ViaHook {
+					t.Errorf("decision events %v, want a deny of Bash and a deny of mcp__x__y via the hook", decs)
 				}
 				if strings.Contains(r.stderr, "not JSON") || !strings.Contains(r.stderr, "nesting deeper than 10000") {
 					t.Errorf("stderr does not say the lines are too deep:\n%s", r.stderr)
