@@ -24,9 +24,12 @@ type shellCwd struct {
 	unknown bool
 	// seen are the calls already followed (tool_use id and input),
 	// oldest first: a call seen on the stream and then decided is followed
-	// once, not twice (twice would only widen the set, never allow more).
-	// A call decided with a changed input is followed again: that input
-	// is the one that runs.
+	// once, not twice. The first time is enough: the stream shows a call's
+	// tool_use after every call before it, so the set then already holds
+	// every directory the call can start in; following it again later
+	// would add directories it cannot start in (false denies). A call
+	// decided with a changed input is followed again: that input is the
+	// one that runs.
 	seen []string
 }
 
