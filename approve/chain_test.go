@@ -327,13 +327,18 @@ func TestServe(t *testing.T) {
 		in.Write(b)
 	}
 	in.WriteString("not json\n")
+	// Valid JSON nested deeper than the scanner reads: answered (denied),
+	// not left unanswered as "not JSON"; an allowed command does not
+	// make it an allow.
+	deep := strings.Repeat("[", protocol.MaxDepth+1) + strings.Repeat("]", protocol.MaxDepth+1)
+	in.WriteString(`{"type":"control_request","request_id":"deep1","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"echo hi","x":` + deep + `},"tool_use_id":"toolu_deep1"}}` + "\n")
 	var out, stderr bytes.Buffer
 	bad, err := Serve(context.Background(), &in, &out, c, ServeOptions{Stderr: &stderr})
 	if err != nil || bad != 1 {
 		t.Fatalf("bad %d, err %v, stderr %s", bad, err, stderr.String())
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	want := []string{protocol.Allow, protocol.Allow, protocol.Deny, protocol.Deny}
+	want := []string{protocol.Allow, protocol.Allow, protocol.Deny, protocol.Deny, protocol.Deny}
 	if len(lines) != len(want) {
 		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), out.String())
 	}
@@ -358,6 +363,58 @@ func TestServe(t *testing.T) {
 	}
 	if !strings.Contains(lines[1], `"answers":{"Do you prefer cats or dogs?":"Dogs"}`) {
 		t.Errorf("answer: %s", lines[1])
+	}
+	if !strings.Contains(lines[4], `"request_id":"deep1"`) || !strings.Contains(lines[4], "nesting deeper than 10000") || !strings.Contains(lines[4], `"toolUseID":"toolu_deep1"`) {
+		t.Errorf("answer to the deep request: %s", lines[4])
+	}
+}
+
+// TestServeFollowsUnaskedBash: claude runs a cd without asking; agentjq
+// approve reads it from the assistant line, so the relative write that
+// follows is judged in the directory the shell is in (a wrong allow
+// otherwise). A call seen on the stream and then asked about is followed
+// once: twice would judge the write in a directory the shell is not in.
+func TestServeFollowsUnaskedBash(t *testing.T) {
+	dir := t.TempDir()
+	rules := writePolicy(t, "r.json", `{"allow":["Bash(cd:*)","Bash(echo:*)","Edit(./**)"],"deny":["Edit(sec/**)","Edit(a/a/**)"]}`)
+	toolUse := func(id, cmd string) string {
+		return `{"type":"assistant","message":{"content":[{"type":"tool_use","id":"` + id + `","name":"Bash","input":{"command":` + quoteJSON(cmd) + `}}]}}` + "\n"
+	}
+	ask := func(id, cmd string) string {
+		return `{"type":"control_request","request_id":"r-` + id + `","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":` + quoteJSON(cmd) + `},"tool_use_id":"` + id + `"}}` + "\n"
+	}
+	initLine := `{"type":"system","subtype":"init","cwd":` + quoteJSON(dir) + `,"session_id":"s1"}` + "\n"
+	for _, tc := range []struct {
+		name, stream string
+		want         []string
+	}{
+		{"no cd", initLine + toolUse("w1", "echo x > k") + ask("w1", "echo x > k"), []string{protocol.Allow}},
+		{"an unasked cd into a denied directory", initLine + toolUse("c1", "cd sec") + toolUse("w1", "echo x > k") + ask("w1", "echo x > k"),
+			[]string{protocol.Deny}},
+		{"a cd seen, then asked about", initLine + toolUse("c1", "cd a") + ask("c1", "cd a") + toolUse("w1", "echo x > k") + ask("w1", "echo x > k"),
+			[]string{protocol.Allow, protocol.Allow}},
+		{"an unreadable Bash input: the shell's directory is unknown", initLine +
+			`{"type":"assistant","message":{"content":[{"type":"tool_use","id":"c1","name":"Bash","input":{"command":"cd a","Command":"cd sec"}}]}}` + "\n" +
+			ask("w1", "echo x > k"), []string{protocol.Deny}},
+	} {
+		c, err := NewChain(ChainOptions{Policies: []string{rules}, Cwd: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out, stderr bytes.Buffer
+		if _, err := Serve(context.Background(), strings.NewReader(tc.stream), &out, c, ServeOptions{Stderr: &stderr}); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		if len(lines) != len(tc.want) {
+			t.Errorf("%s: %d answers, want %d:\n%s", tc.name, len(lines), len(tc.want), out.String())
+			continue
+		}
+		for i, l := range lines {
+			if !strings.Contains(l, `"behavior":"`+tc.want[i]+`"`) {
+				t.Errorf("%s: answer %d: %s, want %s", tc.name, i, l, tc.want[i])
+			}
+		}
 	}
 }
 

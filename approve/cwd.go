@@ -22,7 +22,20 @@ type shellCwd struct {
 	mu      sync.Mutex
 	dirs    []string // absolute; nil until the first request names the cwd
 	unknown bool
+	// seen are the calls already followed (tool_use id and input),
+	// oldest first: a call seen on the stream and then decided is followed
+	// once, not twice. The first time is enough: the stream shows a call's
+	// tool_use after every call before it, so the set then already holds
+	// every directory the call can start in; following it again later
+	// would add directories it cannot start in (false denies). A call
+	// decided with a changed input is followed again: that input is the
+	// one that runs.
+	seen []string
 }
+
+// maxSeen bounds the memory of followed calls; an id forgotten is at worst
+// followed twice.
+const maxSeen = 1024
 
 // at returns the directories the shell may be in (empty: unknown).
 func (s *shellCwd) at(sessionCwd string) []string {
@@ -43,16 +56,15 @@ func (s *shellCwd) observe(req *Request, v Verdict, home string) {
 		return
 	}
 	in, bad := readToolInput("Bash", req.Input)
-	if bad != "" {
-		return
-	}
 	a, err := analyzeBash(in.Command)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.unknown {
+	if s.unknown || s.followed(req.ToolUseID, string(req.Input)) {
 		return
 	}
-	if err != nil || a.end.unknown {
+	// A call whose input cannot be read may still run: where it leaves
+	// the shell is unknown.
+	if bad != "" || err != nil || a.end.unknown {
 		s.unknown = true
 		return
 	}
@@ -99,12 +111,42 @@ func (s *shellCwd) observe(req *Request, v Verdict, home string) {
 	}
 }
 
-// ObserveBash records a Bash call that ran without the chain deciding it
-// (a tool_use on the stream that claude allowed by itself), so relative
-// writes after it are judged where the shell really is.
-func (c *Chain) ObserveBash(cwd, command string) {
-	in, _ := json.Marshal(map[string]string{"command": command})
-	req := &Request{CanUseTool: protocol.CanUseTool{ToolName: "Bash", Input: in}, Cwd: cwd}
+// followed reports whether the call was followed before, and notes it.
+func (s *shellCwd) followed(id, input string) bool {
+	if id == "" {
+		return false
+	}
+	key := id + "\x00" + input
+	for _, x := range s.seen {
+		if x == key {
+			return true
+		}
+	}
+	s.seen = append(s.seen, key)
+	if len(s.seen) > maxSeen {
+		s.seen = s.seen[1:]
+	}
+	return false
+}
+
+// ObserveBash records a Bash call seen on the agent's stream (a tool_use),
+// which may run without the chain deciding it (claude runs read-only
+// commands such as cd without asking), so relative writes after it are
+// judged where the shell may really be. A call the chain then decides is
+// not followed twice (toolUseID). A call that is then denied stays
+// followed: the set of directories only grows, which is fail-closed.
+//
+// Who calls it: `agentjq approve` (Serve), which reads the agent's whole
+// stream and has no PreToolUse hook. spawn does not: whenever its chain
+// can allow anything (a policy, an approver or a terminal: Chain.Guards),
+// it registers agentjq's PreToolUse hook, which puts every call through
+// Screen (so the tracker follows every call that is not denied) and reports
+// the shell's real directory (Request.ShellCwd) besides; without the hook,
+// the chain is the default alone, which allows nothing, or the agent (the
+// context profile) asks nothing. Reading every assistant line for Bash
+// calls would cost the data path and add nothing there.
+func (c *Chain) ObserveBash(cwd, toolUseID string, input json.RawMessage) {
+	req := &Request{CanUseTool: protocol.CanUseTool{ToolName: "Bash", Input: input, ToolUseID: toolUseID}, Cwd: cwd}
 	if req.Cwd == "" {
 		req.Cwd = c.opts.Cwd
 	}

@@ -282,14 +282,23 @@ func (p *Prompter) ask(ctx context.Context, req *Request) (Verdict, error) {
 	}
 }
 
-// keyInputLines show what a call would do: the command, the file, the
-// pattern or URL; a few lines of what a Write would write.
+// keyInputLines show what a call would do: first its key input
+// (protocol.ToolKey, as approve test, the view and agentlib's key_input
+// show it), then the other fields that help a person decide, and a few
+// lines of what a Write would write.
 func keyInputLines(req *Request) []string {
+	key := protocol.ToolKeyJSON(req.ToolName, req.Input)
+	var out []string
+	switch {
+	case key.Field != "":
+		out = append(out, key.Field+": "+clip(key.Text, 500))
+	case key.Text != "":
+		out = append(out, "input: "+clip(key.Text, 500))
+	}
 	var in map[string]any
 	_ = json.Unmarshal(req.Input, &in)
-	var out []string
 	for _, k := range []string{"command", "file_path", "notebook_path", "path", "pattern", "url", "query", "subagent_type", "prompt"} {
-		if s, ok := in[k].(string); ok && s != "" {
+		if s, ok := in[k].(string); ok && s != "" && k != key.Field {
 			out = append(out, k+": "+clip(s, 500))
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentjq/agentjq/fixtures"
 	"github.com/agentjq/agentjq/protocol"
 )
 
@@ -194,7 +195,15 @@ func TestPromptCancelled(t *testing.T) {
 	}
 	// A line typed for the withdrawn prompt is not taken as the next answer.
 	tty.typeLine(t, "y")
-	time.Sleep(50 * time.Millisecond)
+	// The line has left the pipe; wait until the prompter holds it, so the
+	// next prompt is opened with it already typed.
+	deadline := time.Now().Add(5 * time.Second)
+	for len(p.lines) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the prompter never read the typed line")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	ch = decideAsync(p, context.Background(), bashReq("make install"))
 	tty.waitFor(t, "[i]nterrupt: ")
 	tty.typeLine(t, "n")
@@ -298,5 +307,65 @@ func TestTerminalInputRoutesLines(t *testing.T) {
 	rest, _ := io.ReadAll(turns)
 	if string(rest) != "second turn\n" {
 		t.Errorf("turns after the prompt: %q (the answer must not be one)", rest)
+	}
+}
+
+// TestPromptLeadsWithKeyInput: the prompt's first line about a call is its
+// key input, the one approve test, the view and agentlib's key_input show
+// (protocol.ToolKey), for every tool call in the captures; the context
+// lines follow it.
+func TestPromptLeadsWithKeyInput(t *testing.T) {
+	seen := 0
+	for _, name := range fixtures.Scenarios() {
+		b, err := fixtures.Capture(name, "out")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			var ev struct {
+				Type    string `json:"type"`
+				Message struct {
+					Content []struct {
+						Type  string          `json:"type"`
+						Name  string          `json:"name"`
+						Input json.RawMessage `json:"input"`
+					} `json:"content"`
+				} `json:"message"`
+				Request protocol.CanUseTool `json:"request"`
+			}
+			if json.Unmarshal([]byte(line), &ev) != nil {
+				continue
+			}
+			var reqs []*Request
+			if ev.Type == "control_request" && ev.Request.Subtype == protocol.SubCanUseTool {
+				reqs = append(reqs, &Request{CanUseTool: ev.Request})
+			}
+			for _, c := range ev.Message.Content {
+				if c.Type == "tool_use" {
+					reqs = append(reqs, &Request{CanUseTool: protocol.CanUseTool{ToolName: c.Name, Input: c.Input}})
+				}
+			}
+			for _, req := range reqs {
+				key := protocol.ToolKeyJSON(req.ToolName, req.Input)
+				want := key.Field + ": " + clip(key.Text, 500)
+				if key.Field == "" {
+					want = "input: " + clip(key.Text, 500)
+				}
+				if got := keyInputLines(req); got[0] != want {
+					t.Errorf("%s: %s: the prompt leads with %q, the key is %q", name, req.ToolName, got[0], want)
+				}
+				seen++
+			}
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no tool calls in the captures")
+	}
+	// A Task leads with its description (the key), and still shows its
+	// prompt and subagent type.
+	got := keyInputLines(&Request{CanUseTool: protocol.CanUseTool{ToolName: "Task",
+		Input: json.RawMessage(`{"description":"Say hello","prompt":"Greet the user","subagent_type":"general-purpose"}`)}})
+	if want := []string{"description: Say hello", "subagent_type: general-purpose", "prompt: Greet the user"}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("Task: %q, want %q", got, want)
 	}
 }

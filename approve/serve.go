@@ -28,9 +28,29 @@ func Result(req *Request, v Verdict) protocol.PermissionResult {
 }
 
 // session tracks the facts of a stream policies see.
-type session struct{ cwd, id, mode string }
+type session struct {
+	cwd, id, mode string
+	// bash follows the Bash calls of the stream (nil: the decider does not
+	// track the shell's directory). See Chain.ObserveBash.
+	bash bashObserver
+}
+
+// bashObserver follows Bash calls the stream shows: Chain.
+type bashObserver interface {
+	ObserveBash(cwd, toolUseID string, input json.RawMessage)
+}
+
+func newSession(cwd string, d Decider) *session {
+	s := &session{cwd: cwd}
+	s.bash, _ = d.(bashObserver)
+	return s
+}
 
 func (s *session) observe(env protocol.Envelope, line []byte) {
+	if env.Type == protocol.TypeAssistant && s.bash != nil {
+		s.observeBash(line)
+		return
+	}
 	if env.Type != protocol.TypeSystem {
 		return
 	}
@@ -54,11 +74,38 @@ func (s *session) observe(env protocol.Envelope, line []byte) {
 	}
 }
 
+// observeBash follows the Bash tool_use blocks of an assistant message:
+// claude runs some (cd, read-only commands) without asking, and the shell
+// stays where they leave it.
+func (s *session) observeBash(line []byte) {
+	if !bytes.Contains(line, []byte(`"Bash"`)) {
+		return
+	}
+	var m struct {
+		Message struct {
+			Content []struct {
+				Type  string          `json:"type"`
+				ID    string          `json:"id"`
+				Name  string          `json:"name"`
+				Input json.RawMessage `json:"input"`
+			} `json:"content"`
+		} `json:"message"`
+	}
+	if json.Unmarshal(line, &m) != nil {
+		return
+	}
+	for _, b := range m.Message.Content {
+		if b.Type == "tool_use" && b.Name == "Bash" {
+			s.bash.ObserveBash(s.cwd, b.ID, b.Input)
+		}
+	}
+}
+
 // requestOf reads a can_use_tool request from a line, if it is one.
 func requestOf(line []byte, s *session) (*Request, bool, error) {
 	env, err := protocol.DecodeEnvelope(line)
 	if err != nil {
-		return nil, false, err
+		return tooDeepRequest(line, s, err)
 	}
 	s.observe(env, line)
 	if env.Type != protocol.TypeControlRequest || env.ControlSubtype() != protocol.SubCanUseTool {
@@ -69,6 +116,29 @@ func requestOf(line []byte, s *session) (*Request, bool, error) {
 		return req, true, fmt.Errorf("can_use_tool: %v", err)
 	}
 	return req, true, nil
+}
+
+// tooDeepRequest reads, from a line encoding/json refused with err, a
+// can_use_tool request that is only nested deeper than protocol.MaxDepth:
+// valid JSON, whose head and fields the scanner still reads, so that it is
+// answered (denied, with the scanner's "nesting deeper than" error)
+// rather than left unanswered as "not JSON".
+func tooDeepRequest(line []byte, s *session, err error) (*Request, bool, error) {
+	head, scanErr := protocol.ScanLine(line)
+	var deep *protocol.DepthError
+	if !errors.As(scanErr, &deep) {
+		return nil, false, err
+	}
+	typ, _, id := head.Strings()
+	f := protocol.Fields(protocol.Fields(line, "request")[0], "subtype", "tool_name", "tool_use_id")
+	if sub, _ := protocol.String(f[0]); typ != protocol.TypeControlRequest || sub != protocol.SubCanUseTool {
+		return nil, false, scanErr
+	}
+	req := &Request{RequestID: id, Cwd: s.cwd, SessionID: s.id, PermissionMode: s.mode}
+	req.Subtype = protocol.SubCanUseTool
+	req.ToolName, _ = protocol.String(f[1])
+	req.ToolUseID, _ = protocol.String(f[2])
+	return req, true, fmt.Errorf("can_use_tool: %v", scanErr)
 }
 
 // ServeOptions configure Serve.
@@ -91,7 +161,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, d Decider, opts ServeO
 	}
 	br := bufio.NewReaderSize(r, 64<<10)
 	bw := bufio.NewWriter(w)
-	s := &session{cwd: opts.Cwd}
+	s := newSession(opts.Cwd, d)
 	bad := 0
 	for n := 1; ; n++ {
 		line, err := br.ReadBytes('\n')
@@ -184,7 +254,7 @@ type Tester struct {
 // NewTester tests d over the stream called name; cwd applies until the
 // stream names one.
 func NewTester(ctx context.Context, name string, d Decider, cwd string, stderr io.Writer) *Tester {
-	return &Tester{ctx: ctx, name: name, s: &session{cwd: cwd}, d: d, stderr: stderr}
+	return &Tester{ctx: ctx, name: name, s: newSession(cwd, d), d: d, stderr: stderr}
 }
 
 // SetCwd sets the working directory the requests are judged in (a

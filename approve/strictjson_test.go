@@ -121,7 +121,7 @@ func TestObserveBashMovesTheShell(t *testing.T) {
 	if v, _ := c.Decide(context.Background(), req); v.Behavior != protocol.Allow {
 		t.Fatalf("before the cd: %+v", v)
 	}
-	c.ObserveBash(dir, "cd sec")
+	c.ObserveBash(dir, "toolu_cd1", json.RawMessage(`{"command":"cd sec"}`))
 	if v, _ := c.Decide(context.Background(), req); v.Behavior != protocol.Deny {
 		t.Errorf("after a cd the chain did not decide: %+v", v)
 	}

@@ -309,13 +309,16 @@ func TestInterruptOnSIGINT(t *testing.T) {
 	sigs := make(chan os.Signal, 1)
 	stdinR, stdinW, _ := os.Pipe()
 	defer stdinW.Close()
-	go func() {
-		stdinW.Write([]byte("please SLEEP\n"))
-		time.Sleep(300 * time.Millisecond)
-		sigs <- syscall.SIGINT
-	}()
 	start := time.Now()
-	r := runFake(t, "interruptible", "", func(o *Options) { o.Stdin = stdinR; o.Signals = sigs })
+	r := runFake(t, "interruptible", "", func(o *Options) {
+		o.Stdin, o.Signals = stdinR, sigs
+		go func() {
+			// SIGINT once the agent has the turn: it interrupts the turn.
+			stdinW.Write([]byte("please SLEEP\n"))
+			waitLogged(fakeLog(o.Env), "please SLEEP", 10*time.Second)
+			sigs <- syscall.SIGINT
+		}()
+	})
 	if r.rep.Outcome != protocol.OutcomeInterrupted || r.rep.ExitCode != 130 {
 		t.Errorf("outcome %s/%d, want interrupted/130", r.rep.Outcome, r.rep.ExitCode)
 	}
@@ -372,6 +375,31 @@ func TestGrandchildHoldingStdoutDoesNotHang(t *testing.T) {
 	}
 	if waitDead(pid, 2*time.Second) != nil {
 		t.Errorf("grandchild %d outlived the session", pid)
+	}
+}
+
+// fakeLog is the fake agent's log file named in env.
+func fakeLog(env []string) string {
+	path := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, fakeagent.Log+"="); ok {
+			path = v
+		}
+	}
+	return path
+}
+
+// waitLogged waits until the fake agent's log holds s; false after d.
+func waitLogged(path, s string, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for {
+		if b, _ := os.ReadFile(path); strings.Contains(string(b), s) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -20,16 +20,21 @@ import (
 )
 
 // stalledWriter never returns from Write until the test ends: a peer that
-// keeps its pipe open and stops reading.
-type stalledWriter struct{ release chan struct{} }
+// keeps its pipe open and stops reading. stuck is closed once a write is
+// stuck in it.
+type stalledWriter struct {
+	release, stuck chan struct{}
+	once           *sync.Once
+}
 
 func newStalledWriter(t *testing.T) stalledWriter {
-	w := stalledWriter{make(chan struct{})}
+	w := stalledWriter{make(chan struct{}), make(chan struct{}), new(sync.Once)}
 	t.Cleanup(func() { close(w.release) })
 	return w
 }
 
 func (w stalledWriter) Write(p []byte) (int, error) {
+	w.once.Do(func() { close(w.stuck) })
 	<-w.release
 	return 0, io.ErrClosedPipe
 }
@@ -196,6 +201,47 @@ func faultCases() []faultCase {
 				}
 			},
 		},
+		{
+			// Valid JSON deeper than the scanner reads: the permission
+			// request and the PreToolUse hook are each denied once, the
+			// deep result still ends the turn (else the session would wait
+			// for it forever), none is passed on.
+			name: "requests and a result nested deeper than the scanner reads", scenario: "deep-request",
+			stdin: oneTurn,
+			bound: 2*time.Second + 2*g, outcome: protocol.OutcomeDenied,
+			check: func(t *testing.T, r faultRun) {
+				got := responses(r.log)
+				_, dup1 := got["deep1#dup"]
+				_, dup2 := got["deep2#dup"]
+				if dup1 || dup2 || len(got) != 2 {
+					t.Errorf("want exactly one answer each to deep1 and deep2; got %v", got)
+				}
+				inner, _ := got["deep1"]["response"].(map[string]any)
+				msg, _ := inner["message"].(string)
+				if inner["behavior"] != protocol.Deny || !strings.Contains(msg, "nesting deeper than 10000") {
+					t.Errorf("answer to deep1 = %v, want a deny saying \"nesting deeper than 10000\"", got["deep1"])
+				}
+				hook, _ := got["deep2"]["response"].(map[string]any)
+				spec, _ := hook["hookSpecificOutput"].(map[string]any)
+				reason, _ := spec["permissionDecisionReason"].(string)
+				if got["deep2"]["subtype"] != "success" || spec["permissionDecision"] != protocol.Deny || !strings.Contains(reason, "nesting deeper than 10000") {
+					t.Errorf("answer to deep2 = %v, want a PreToolUse deny saying \"nesting deeper than 10000\"", got["deep2"])
+				}
+				decs := events(t, r.stdout, "decision")
+				if len(decs) != 2 || decs[0]["behavior"] != protocol.Deny || decs[0]["tool"] != "Bash" ||
+					decs[1]["behavior"] != protocol.Deny || decs[1]["tool"] != "mcp__x__y" || decs[1]["via"] != protocol.ViaHook {
+					t.Errorf("decision events %v, want a deny of Bash and a deny of mcp__x__y via the hook", decs)
+				}
+				if strings.Contains(r.stderr, "not JSON") || !strings.Contains(r.stderr, "nesting deeper than 10000") {
+					t.Errorf("stderr does not say the lines are too deep:\n%s", r.stderr)
+				}
+				for _, l := range agentLines(r.stdout) {
+					if strings.Contains(l, "[[[[") {
+						t.Errorf("a too-deep line was passed on: %.80s", l)
+					}
+				}
+			},
+		},
 	}
 }
 
@@ -359,27 +405,16 @@ func logPids(path string) []int {
 func TestClientAnswerToAgentRequestDropped(t *testing.T) {
 	const id = "ee25409c-b461-406a-9d17-8717dbd9e419"
 	stdinR, stdinW := io.Pipe()
-	logPath := ""
-	go func() {
-		defer stdinW.Close()
-		io.WriteString(stdinW, "go\n")
-		// Wait until agentjq has answered, then answer again.
-		deadline := time.Now().Add(10 * time.Second)
-		for time.Now().Before(deadline) {
-			if b, _ := os.ReadFile(logPath); strings.Contains(string(b), `"request_id":"`+id+`"`) {
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		io.WriteString(stdinW, `{"type":"control_response","response":{"subtype":"success","request_id":"`+id+`","response":{"behavior":"allow","updatedInput":{}}}}`+"\n")
-	}()
 	r := runFake(t, "capture:write-allow", "", func(o *Options) {
 		o.Stdin = stdinR
-		for _, kv := range o.Env {
-			if v, ok := strings.CutPrefix(kv, fakeagent.Log+"="); ok {
-				logPath = v
-			}
-		}
+		logPath := fakeLog(o.Env)
+		go func() {
+			defer stdinW.Close()
+			io.WriteString(stdinW, "go\n")
+			// Wait until agentjq has answered, then answer again.
+			waitLogged(logPath, `"request_id":"`+id+`"`, 10*time.Second)
+			io.WriteString(stdinW, `{"type":"control_response","response":{"subtype":"success","request_id":"`+id+`","response":{"behavior":"allow","updatedInput":{}}}}`+"\n")
+		}()
 	})
 	if _, dup := responses(r.log)[id+"#dup"]; dup {
 		t.Errorf("the agent got two answers for %s:\n%s", id, r.log)
@@ -438,9 +473,10 @@ func TestOutputGateHoldsStdout(t *testing.T) {
 // TestStalledWriterIsAbandoned: a stdout that never takes a write does not
 // hold drain beyond its deadline, and what was lost is counted.
 func TestStalledWriterIsAbandoned(t *testing.T) {
-	q := newQueueWriter(newStalledWriter(t), outQueue)
+	w := newStalledWriter(t)
+	q := newQueueWriter(w, outQueue)
 	q.put([]byte("first\n"), nil, false)
-	time.Sleep(20 * time.Millisecond) // the writer is now stuck in its write
+	<-w.stuck
 	q.put([]byte("second\n"), nil, false)
 	start := time.Now()
 	lost := q.drain(200*time.Millisecond, time.Hour)

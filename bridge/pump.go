@@ -27,6 +27,7 @@ const (
 	lineRouted                 // a JSON object agentjq acts on
 	lineBlank                  // white space only: dropped
 	lineBad                    // not a JSON object: a warning, not passed on
+	lineDeep                   // JSON nested deeper than protocol.MaxDepth: see tooDeep
 )
 
 const (
@@ -111,20 +112,19 @@ func putChunk(b []byte) {
 
 // classify finds what a line is.
 func classify(line []byte) (lineKind, protocol.Head) {
-	head, ok := protocol.Scan(line)
+	head, err := protocol.ScanLine(line)
 	switch {
-	case !ok && len(bytes.TrimSpace(line)) == 0:
-		return lineBlank, head
-	case !ok:
-		// TODO(scan): a line nested deeper than the scanner's limit is
-		// still JSON; when Scan says so, route it (answer a can_use_tool
-		// with a deny naming "nesting deeper than N") instead of calling
-		// it not JSON.
-		return lineBad, head
-	case routed(head):
+	case err == nil && routed(head):
 		return lineRouted, head
+	case err == nil:
+		return linePlain, head
+	case len(bytes.TrimSpace(line)) == 0:
+		return lineBlank, head
 	}
-	return linePlain, head
+	if _, deep := err.(*protocol.DepthError); deep {
+		return lineDeep, head
+	}
+	return lineBad, head
 }
 
 // routed reports whether agentjq acts on a line with this head.
@@ -285,6 +285,9 @@ func (s *session) agentLine(ctx context.Context, n int, kind lineKind, head prot
 		return
 	case lineBad:
 		s.nonJSON(n, line)
+		return
+	case lineDeep:
+		s.tooDeep(ctx, n, head, line)
 		return
 	}
 	typ, subtype := string(head.Type), string(head.Subtype)

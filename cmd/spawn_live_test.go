@@ -255,9 +255,12 @@ func TestLiveSIGINTDuringSleep(t *testing.T) {
 	if !strings.Contains(out.String(), `"outcome":"interrupted"`) {
 		t.Errorf("no interrupted exit event")
 	}
-	time.Sleep(200 * time.Millisecond)
-	if processRunning(marker) {
-		t.Errorf("%q is still running after agentjq exited", marker)
+	// The kill of its group takes a moment to land.
+	for deadline := time.Now().Add(2 * time.Second); processRunning(marker); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Errorf("%q is still running after agentjq exited", marker)
+			break
+		}
 	}
 }
 

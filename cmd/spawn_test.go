@@ -148,8 +148,9 @@ func TestSpawnSignals(t *testing.T) {
 		scenario string
 		sigints  int
 	}{{"interruptible", 1}, {"ignore-everything", 3}} {
+		logPath := filepath.Join(t.TempDir(), "fake.log")
 		cmd := exec.Command(bin, "spawn", "--bin", os.Args[0])
-		cmd.Env = append(os.Environ(), fakeagent.Scenario+"="+c.scenario, "AGENTJQ_GRACE=10s")
+		cmd.Env = append(os.Environ(), fakeagent.Scenario+"="+c.scenario, fakeagent.Log+"="+logPath, "AGENTJQ_GRACE=10s")
 		stdin, _ := cmd.StdinPipe()
 		var out, errb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errb
@@ -157,10 +158,22 @@ func TestSpawnSignals(t *testing.T) {
 			t.Fatal(err)
 		}
 		stdin.Write([]byte("please SLEEP\n"))
-		time.Sleep(500 * time.Millisecond)
+		// The signals are about a turn in flight: the agent has it.
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			if b, _ := os.ReadFile(logPath); strings.Contains(string(b), "please SLEEP") {
+				break
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatalf("%s: the agent never read the turn", c.scenario)
+			}
+		}
 		start := time.Now()
 		for i := 0; i < c.sigints; i++ {
 			cmd.Process.Signal(syscall.SIGINT)
+			// Presses of Ctrl-C, a person's pace apart: the spacing is
+			// the behaviour (orphans_live_test.go's
+			// TestLiveThreeSIGINTsLeaveNothing sends them within 30 ms).
 			time.Sleep(200 * time.Millisecond)
 		}
 		done := make(chan error, 1)

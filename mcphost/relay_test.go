@@ -67,6 +67,19 @@ func pidsIn(t *testing.T, path string) []int {
 	}
 }
 
+// waitStderr waits until the relay's stderr holds s.
+func waitStderr(t *testing.T, errb *syncio.Buffer, s string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(errb.String(), s) {
+		if time.Now().After(deadline) {
+			t.Errorf("stderr never showed %q: %q", s, errb.String())
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // assertGone fails unless every pid has left the process table.
 func assertGone(t *testing.T, pids []int) {
 	t.Helper()
@@ -131,29 +144,39 @@ func TestRelay(t *testing.T) {
 
 func TestRelayConcurrentCallsAndCancel(t *testing.T) {
 	livetest.SkipShort(t, "runs MCP server processes")
-	r, _, _ := newRelay(t)
+	r, errb, _ := newRelay(t)
 	ctx := context.Background()
 	// A slow call does not hold up a quick one.
 	slow := make(chan string, 1)
 	go func() {
 		slow <- string(r.Handle(ctx, json.RawMessage(`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":800}}}`)))
 	}()
-	time.Sleep(100 * time.Millisecond)
-	start := time.Now()
+	waitStderr(t, errb, "mcptest: call sleep 10")
 	if got := string(r.Handle(ctx, json.RawMessage(`{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"ping"}}`))); !strings.Contains(got, "pong-from-probe") {
 		t.Errorf("quick call: %s", got)
 	}
-	if time.Since(start) > 600*time.Millisecond {
-		t.Errorf("the quick call waited for the slow one")
+	select {
+	case got := <-slow:
+		t.Errorf("the quick call waited for the slow one (%s)", got)
+		slow <- got
+	default:
 	}
 	if got := <-slow; !strings.Contains(got, `"id":10`) || !strings.Contains(got, "slept") {
 		t.Errorf("slow call: %s", got)
 	}
-	// A withdrawn call returns at once.
+	// A withdrawn call returns at once: withdrawn once the server has it,
+	// it returns long before the server's answer would come.
 	cctx, cancel := context.WithCancel(ctx)
-	time.AfterFunc(100*time.Millisecond, cancel)
-	start = time.Now()
+	withdrawn := make(chan struct{})
+	go func() {
+		defer close(withdrawn)
+		waitStderr(t, errb, "mcptest: call sleep 12")
+		cancel()
+	}()
+	start := time.Now()
 	got := string(r.Handle(cctx, json.RawMessage(`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":5000}}}`)))
+	cancel()
+	<-withdrawn
 	if time.Since(start) > 2*time.Second || !strings.Contains(got, "cancelled") {
 		t.Errorf("cancelled call: %s after %s", got, time.Since(start))
 	}

@@ -86,23 +86,30 @@ func TestToolTimeout(t *testing.T) {
 	}
 }
 
-func TestToolCancelledByNotification(t *testing.T) {
-	livetest.SkipShort(t, "runs tool commands")
-	s := toolServer("sleep 30")
-	done := make(chan string, 1)
-	go func() { done <- call(t, s, context.Background(), `"c1"`, `{}`) }()
+// callStarted waits until s runs one call; false after 5 s without.
+func callStarted(s *ToolServer) bool {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		s.mu.Lock()
 		n := len(s.calls)
 		s.mu.Unlock()
 		if n == 1 {
-			break
+			return true
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the call never started")
+			return false
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestToolCancelledByNotification(t *testing.T) {
+	livetest.SkipShort(t, "runs tool commands")
+	s := toolServer("sleep 30")
+	done := make(chan string, 1)
+	go func() { done <- call(t, s, context.Background(), `"c1"`, `{}`) }()
+	if !callStarted(s) {
+		t.Fatal("the call never started")
 	}
 	if ack := s.Handle(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c1","reason":"user"}}`)); string(ack) != `{"jsonrpc":"2.0","id":null,"result":{}}` {
 		t.Errorf("ack %s", ack)
@@ -121,9 +128,14 @@ func TestToolCancelledByContext(t *testing.T) {
 	livetest.SkipShort(t, "runs tool commands")
 	s := toolServer("sleep 30")
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(200*time.Millisecond, cancel)
+	// Withdrawn once the tool command runs.
+	started := make(chan bool, 1)
+	go func() { started <- callStarted(s); cancel() }()
 	start := time.Now()
 	got := call(t, s, ctx, "5", `{}`)
+	if !<-started {
+		t.Error("the call never started")
+	}
 	if time.Since(start) > 5*time.Second || !strings.Contains(got, "cancelled") {
 		t.Errorf("got %s after %s", got, time.Since(start))
 	}

@@ -51,7 +51,7 @@ type Decision struct {
 // Warning codes. Where they overlap, they reuse the error vocabulary of the
 // snowpea daemon protocol (approval_timeout, invalid_params, internal...).
 const (
-	WarnNonJSON         = "non_json_output"  // the agent wrote a line that is not JSON
+	WarnNonJSON         = "non_json_output"  // the agent wrote a line that is not JSON, or nested too deep to pass on
 	WarnBadInput        = "invalid_params"   // a stdin line was not valid JSON
 	WarnVersion         = "version_drift"    // the agent's version was not checked
 	WarnApprovalTimeout = "approval_timeout" // a permission request waited too long

@@ -26,6 +26,9 @@
 //	garbage            write lines that are not JSON objects (binary, arrays, cut-off
 //	                   objects, a long line of junk), then a result per turn
 //	numeric-id         ask can_use_tool under the number 7 as request_id, then a result
+//	deep-request       ask can_use_tool "deep1" with an input nested 10001 deep (valid JSON
+//	                   deeper than the scanner reads), then a PreToolUse hook_callback "deep2"
+//	                   as deep, then end the turn with a result as deep
 //
 // AGENTJQ_FAKE_LOG names a file that receives every stdin line ("IN ..."),
 // the agent's pid ("PID n") and any child's ("CHILD n").
@@ -164,6 +167,19 @@ func Main(scenario string) int {
 			}
 		}
 		fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"num_turns":1}`)
+		return resultPerTurn()
+	case scenario == "deep-request":
+		readLine()
+		deep := strings.Repeat("[", 10001) + strings.Repeat("]", 10001)
+		fmt.Fprintln(out, `{"type":"control_request","request_id":"deep1","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls","x":`+deep+`},"tool_use_id":"toolu_deep1"}}`)
+		if !waitResponse("deep1") {
+			return 1
+		}
+		fmt.Fprintln(out, `{"type":"control_request","request_id":"deep2","request":{"subtype":"hook_callback","callback_id":"agentjq_guard","input":{"hook_event_name":"PreToolUse","tool_name":"mcp__x__y","tool_input":{"x":`+deep+`},"tool_use_id":"toolu_deep2"},"tool_use_id":"toolu_deep2"}}`)
+		if !waitResponse("deep2") {
+			return 1
+		}
+		fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"num_turns":1,"structured_output":`+deep+`}`)
 		return resultPerTurn()
 	case scenario == "mcp-server":
 		return mcptest.Main()

@@ -500,7 +500,7 @@ func protocolPage() *roff.Page {
 		}
 	}
 	p.Section("CONTROL REQUESTS")
-	p.Para("A control_request carries request_id and request (with request.subtype). The other side answers with a control_response carrying response.request_id and response.subtype success (with response.response) or error (with response.error). The agent blocks on its own requests until answered; control_cancel_request withdraws one.")
+	p.Para("A control_request carries request_id and request (with request.subtype). The other side answers with a control_response carrying response.request_id and response.subtype success (with response.response) or error (with response.error). The agent blocks on its own requests until answered; control_cancel_request withdraws one. spawn answers every request, even one nested deeper than the 10000 levels agentjq reads (valid JSON all the same): a can_use_tool is then denied, a PreToolUse or PermissionRequest hook_callback gets a deny, any other request an error, with a message that says \"nesting deeper than 10000\"; the line itself is not passed on (a non_json_output warning says so), and a result nested that deep still ends its turn.")
 	p.Code(`{"type":"control_request","request_id":"ID","request":{"subtype":"can_use_tool",...}}`,
 		`{"type":"control_response","response":{"subtype":"success","request_id":"ID","response":{...}}}`)
 	p.Section("AGENTJQ'S PRETOOLUSE HOOK")

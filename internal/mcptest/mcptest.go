@@ -94,6 +94,8 @@ func Serve(in io.Reader, out io.Writer) error {
 					map[string]any{"name": "sleep", "description": "Sleeps ms milliseconds", "inputSchema": map[string]any{"type": "object", "properties": map[string]any{"ms": map[string]string{"type": "number"}}}},
 				}})
 			case "tools/call":
+				// On stderr, for tests that wait until a call has arrived.
+				fmt.Fprintf(os.Stderr, "mcptest: call %s %s\n", m.Params.Name, m.ID)
 				// Noise the relay must drop: a notification and a
 				// request of the server's own.
 				write(map[string]any{"jsonrpc": "2.0", "method": "notifications/message", "params": map[string]any{"level": "info", "data": "calling " + m.Params.Name}})
