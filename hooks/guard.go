@@ -91,7 +91,17 @@ type hookInput struct {
 // permission path, whose decision is the one that counts).
 func (g *Guard) Answer(ctx context.Context, requestID string, request json.RawMessage) (answer json.RawMessage, d protocol.Decision, ok bool) {
 	var cb protocol.HookCallback
-	if json.Unmarshal(request, &cb) != nil || cb.CallbackID != GuardID {
+	if err := json.Unmarshal(request, &cb); err != nil {
+		// A call of the guard that does not decode must still be blocked:
+		// an error answer would let the tool run unjudged.
+		if id, _ := protocol.String(protocol.Fields(request, "callback_id")[0]); id == GuardID {
+			msg := "agentjq could not read this hook call (" + err.Error() + "), so the call was denied."
+			d = protocol.Decision{Behavior: protocol.Deny, DecidedBy: protocol.ByError, Message: msg}
+			return Block("PreToolUse", msg), d, true
+		}
+		return nil, d, false
+	}
+	if cb.CallbackID != GuardID {
 		return nil, d, false
 	}
 	var in hookInput

@@ -77,6 +77,12 @@ func TestGuardAlone(t *testing.T) {
 	if dec, _, _ := decisionOf(t, answer); !ok || dec != "deny" || d.Behavior != protocol.Deny {
 		t.Errorf("unreadable input: %s %+v", answer, d)
 	}
+	// A guard call whose envelope does not decode (a field of another
+	// type) is still the guard's, and blocked: an error would let it run.
+	answer, d, ok = (&Guard{Screen: chainSays(protocol.Allow, nil)}).Answer(context.Background(), "r", json.RawMessage(`{"subtype":"hook_callback","callback_id":"`+GuardID+`","tool_use_id":7,"input":{}}`))
+	if dec, _, _ := decisionOf(t, answer); !ok || dec != "deny" || d.Behavior != protocol.Deny {
+		t.Errorf("unreadable callback: %s %+v", answer, d)
+	}
 }
 
 // TestGuardWithUserHooks: the user's PreToolUse hooks run first, in order,
