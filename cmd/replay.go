@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/agentjq/agentjq/iostreams"
-	"github.com/agentjq/agentjq/protocol"
 	"github.com/agentjq/agentjq/recording"
 	"github.com/agentjq/agentjq/replay"
 )
@@ -159,59 +157,6 @@ func openInput(ios *iostreams.IO, path string) (io.Reader, func(), error) {
 	return f, func() { f.Close() }, nil
 }
 
-// check compares the recording's agent output with a new transcript:
-// another recording (--against) or a live re-run of its inputs.
-func (c *ReplayCmd) check(ctx context.Context, ios *iostreams.IO) error {
-	if c.File == "-" {
-		return usageError("replay --check needs the recording as a file")
-	}
-	oldH, old, err := readRecordingFile(ios, c.File)
-	if err != nil {
-		return err
-	}
-	against, label := c.Against, c.Against
-	var notes []string
-	if against == "" {
-		path, stuck, err := c.liveCheck(ctx, ios, oldH, old)
-		if path != "" {
-			defer os.RemoveAll(filepath.Dir(path))
-		}
-		if err != nil {
-			return err
-		}
-		against, label = path, "the live agent"
-		if stuck != "" {
-			notes = append(notes, stuck)
-		}
-	} else if len(c.AgentArgs) > 0 {
-		return usageError("agent arguments go with a live --check, not with --against")
-	}
-	_, cur, err := readRecordingFile(ios, against)
-	if err != nil {
-		return err
-	}
-	drift, more := replay.Compare(old, cur)
-	notes = append(notes, more...)
-	if len(drift) == 0 && len(notes) == 0 {
-		return nil
-	}
-	fmt.Fprintf(ios.Out, "drift between %s and %s (- recorded only, + new only, ~ keys changed):\n", c.File, label)
-	for _, d := range drift {
-		fmt.Fprintln(ios.Out, d.String())
-	}
-	for _, n := range notes {
-		fmt.Fprintln(ios.Out, "! "+n)
-	}
-	if c.Update {
-		if err := copyFile(against, c.File); err != nil {
-			return err
-		}
-		fmt.Fprintf(ios.Err, "agentjq: %s updated from %s\n", c.File, label)
-		return nil
-	}
-	return silentExit(protocol.ExitError)
-}
-
 func readRecordingFile(ios *iostreams.IO, path string) (recording.Header, []recording.Entry, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -219,21 +164,4 @@ func readRecordingFile(ios *iostreams.IO, path string) (recording.Header, []reco
 	}
 	defer f.Close()
 	return recording.ReadAll(f, path, func(err error) { fmt.Fprintf(ios.Err, "agentjq: warning: %v\n", err) })
-}
-
-// copyFile replaces dst with src through a temporary file and a rename,
-// so a fixture is never left half written.
-func copyFile(src, dst string) error {
-	b, err := os.ReadFile(src)
-	if err == nil {
-		b, err = withAgentVersion(b)
-	}
-	if err != nil {
-		return err
-	}
-	tmp := dst + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, dst)
 }
