@@ -271,7 +271,7 @@ func (c *ReplayCmd) check(ctx context.Context, ios *iostreams.IO) error {
 	var results []checkResult
 	for _, file := range files {
 		r := c.checkOne(ctx, ios, file, agentArgs)
-		if r.err != nil {
+		if r.err != nil && len(files) > 1 {
 			fmt.Fprintf(ios.Err, "agentjq: %s: %v\n", file, r.err)
 		}
 		// The live agent's version canary, once a run: the check's own

@@ -5,9 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/agentjq/agentjq/fixtures"
 	"github.com/agentjq/agentjq/internal/livetest"
 	"github.com/agentjq/agentjq/recording"
 )
@@ -100,8 +102,9 @@ func TestCheckAgainstAsAgentReportsDrift(t *testing.T) {
 	livetest.SkipShort(t, "runs this test binary as the agent")
 	rec := fixtureRec(t, "chain")
 	b, _ := os.ReadFile(rec)
-	// The agent now sends a key the recording lacks: the agent plays the
-	// changed copy, the check compares with the original.
+	// The agent now sends a key the recording lacks (compatible drift,
+	// exit 3): the agent plays the changed copy, the check compares with
+	// the original.
 	changed := filepath.Join(t.TempDir(), "changed.rec")
 	os.WriteFile(changed, []byte(strings.Replace(string(b), `"type":"result",`, `"type":"result","brand_new":1,`, 1)), 0o644)
 	if !strings.Contains(string(b), `"type":"result",`) {
@@ -109,7 +112,7 @@ func TestCheckAgainstAsAgentReportsDrift(t *testing.T) {
 	}
 	ios, out, errb := fixtureIO("")
 	code := Main([]string{"replay", "--check", "--bin", asAgentShim(t, changed), "--timeout", "60s", rec}, ios)
-	if code != 1 || !strings.Contains(out.String(), "+.brand_new") {
+	if code != 3 || !strings.Contains(out.String(), "compatible  ~ line 10→10 result/success: +.brand_new (new key)") {
 		t.Errorf("exit %d\n%s\nstderr: %s", code, out, errb)
 	}
 }
@@ -164,5 +167,178 @@ func TestCheckUsesHeaderSession(t *testing.T) {
 	h.Session = nil
 	if got := agentArgs(withHeader(h)); !strings.Contains(got, "--include-partial-messages") {
 		t.Errorf("an old recording's argv was not used: agent args %q", got)
+	}
+}
+
+// doctored writes a copy of the fixture recording name with each pair of
+// edits (old, new) applied once, for an as-agent shim to play.
+func doctored(t *testing.T, name string, edits ...string) string {
+	t.Helper()
+	b, err := os.ReadFile(fixtureRec(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	for i := 0; i+1 < len(edits); i += 2 {
+		if !strings.Contains(s, edits[i]) {
+			t.Fatalf("%s has no %q to change", name, edits[i])
+		}
+		s = strings.Replace(s, edits[i], edits[i+1], 1)
+	}
+	path := filepath.Join(t.TempDir(), name+".rec")
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// shimSequence is an agent binary that plays the n-th recording of recs
+// on its n-th start: a check of several recordings starts one agent for
+// each, in order.
+func shimSequence(t *testing.T, recs ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	var list strings.Builder
+	for _, r := range recs {
+		list.WriteString(asAgentShim(t, r) + "\n")
+	}
+	os.WriteFile(filepath.Join(dir, "list"), []byte(list.String()), 0o644)
+	counter := shQuote(filepath.Join(dir, "n"))
+	script := "#!/bin/sh\nn=$(cat " + counter + " 2>/dev/null || echo 0); n=$((n+1)); echo $n > " + counter + "\n" +
+		"exec \"$(sed -n \"${n}p\" " + shQuote(filepath.Join(dir, "list")) + ")\" \"$@\"\n"
+	shim := filepath.Join(dir, "claude")
+	os.WriteFile(shim, []byte(script), 0o755)
+	return shim
+}
+
+// The edits that make each grade, on the hello fixture (one turn: init,
+// assistant text, result).
+var gradeEdits = []struct {
+	name  string
+	edits []string
+	exit  int
+	want  string
+}{
+	{"added key", []string{`"type":"result",`, `"type":"result","brand_new":1,`}, 3, "+.brand_new (new key)"},
+	{"removed key", []string{`"stop_reason":"end_turn",`, ``}, 1, "-.stop_reason (key no longer sent)"},
+	{"changed line kind", []string{`"subtype":"success"`, `"subtype":"error_during_execution"`}, 1, "result/success: now result/error_during_execution"},
+	{"changed list value", []string{`"withdrawn_files_note_v2",`, ``}, 1, `.capabilities[] -"withdrawn_files_note_v2" (member no longer listed)`},
+	{"added list member", []string{`"withdrawn_files_note_v2",`, `"withdrawn_files_note_v2","brand_new_v1",`}, 3, `.capabilities[] +"brand_new_v1" (new member)`},
+	{"reordering", nil, 0, "moved within turn 1"},
+}
+
+// TestCheckGradesThroughAsAgent: replay --check of the hello fixture
+// against an as-agent shim of a doctored copy grades each change, with its
+// documented exit status and both versions named.
+func TestCheckGradesThroughAsAgent(t *testing.T) {
+	livetest.SkipShort(t, "runs this test binary as the agent")
+	rec := fixtureRec(t, "hello")
+	for _, c := range gradeEdits {
+		t.Run(c.name, func(t *testing.T) {
+			played := doctored(t, "hello", c.edits...)
+			if c.edits == nil {
+				played = swappedFirstLines(t, rec)
+			}
+			ios, out, errb := fixtureIO("")
+			code := Main([]string{"replay", "--check", "--bin", asAgentShim(t, played), "--timeout", "60s", rec}, ios)
+			if code != c.exit || !strings.Contains(out.String(), c.want) {
+				t.Errorf("exit %d, want %d; report lacks %q?\n%s\nstderr: %s", code, c.exit, c.want, out, errb)
+			}
+			if !strings.Contains(out.String(), "(claude "+fixtures.CLIVersion+") and the live agent (claude "+fixtures.CLIVersion+")") {
+				t.Errorf("the versions are not named:\n%s", out)
+			}
+		})
+	}
+}
+
+// swappedFirstLines is rec with its first two agent lines (system/init and
+// the assistant's text) in the other order: the same turn, other timing.
+func swappedFirstLines(t *testing.T, rec string) string {
+	t.Helper()
+	b, _ := os.ReadFile(rec)
+	lines := strings.Split(string(b), "\n")
+	var outs []int
+	for i, l := range lines {
+		if strings.Contains(l, `"dir":"out"`) {
+			outs = append(outs, i)
+		}
+	}
+	if len(outs) < 2 {
+		t.Fatal("fewer than two agent lines")
+	}
+	msg := func(l string) string { return l[strings.Index(l, `"msg":`):] }
+	a, c := lines[outs[0]], lines[outs[1]]
+	lines[outs[0]] = a[:strings.Index(a, `"msg":`)] + msg(c)
+	lines[outs[1]] = c[:strings.Index(c, `"msg":`)] + msg(a)
+	path := filepath.Join(t.TempDir(), "swapped.rec")
+	os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644)
+	return path
+}
+
+// TestCheckFolderSummary: replay --check of a folder checks each
+// recording in name order and prints one summary table; the exit status is
+// the worst grade.
+func TestCheckFolderSummary(t *testing.T) {
+	livetest.SkipShort(t, "runs this test binary as the agent")
+	orig, _ := os.ReadFile(fixtureRec(t, "hello"))
+	dir := t.TempDir()
+	names := []string{"a-same.rec", "b-added.rec", "c-removed.rec"}
+	for _, n := range names {
+		os.WriteFile(filepath.Join(dir, n), orig, 0o644)
+	}
+	played := []string{fixtureRec(t, "hello"), doctored(t, "hello", gradeEdits[0].edits...), doctored(t, "hello", gradeEdits[1].edits...)}
+	run := func(args ...string) (int, string, string) {
+		ios, out, errb := fixtureIO("")
+		code := Main(append([]string{"replay", "--check", "--timeout", "60s"}, args...), ios)
+		return code, out.String(), errb.String()
+	}
+	code, out, errs := run(append([]string{"--bin", shimSequence(t, played...)}, dir)...)
+	if code != 1 {
+		t.Errorf("exit %d, want 1 (the worst: breaking)\n%s\nstderr: %s", code, out, errs)
+	}
+	for _, row := range [][]string{{"a-same.rec", "none", "0", "0", "0"}, {"b-added.rec", "compatible", "0", "1", "0"}, {"c-removed.rec", "breaking", "1", "0", "0"}} {
+		re := regexp.MustCompile(regexp.QuoteMeta(row[0]) + `\s+` + regexp.QuoteMeta(fixtures.CLIVersion) + `\s+` + regexp.QuoteMeta(fixtures.CLIVersion) + `\s+` + strings.Join(row[1:], `\s+`) + `\n`)
+		if !re.MatchString(out) {
+			t.Errorf("no summary row %v:\n%s", row, out)
+		}
+	}
+	if !strings.Contains(out, "summary of 3 recordings") || !strings.Contains(out, "worst: exit 1") {
+		t.Errorf("no summary:\n%s", out)
+	}
+	// Several files, no breaking drift: compatible's exit status.
+	code, out, errs = run("--bin", shimSequence(t, played[:2]...), filepath.Join(dir, names[0]), filepath.Join(dir, names[1]))
+	if code != 3 || !strings.Contains(out, "worst: exit 3") {
+		t.Errorf("exit %d, want 3\n%s\nstderr: %s", code, out, errs)
+	}
+	// No drift anywhere: 0.
+	code, out, errs = run("--bin", shimSequence(t, played[0], played[0]), filepath.Join(dir, names[0]), filepath.Join(dir, names[1]))
+	if code != 0 || !strings.Contains(out, "worst: exit 0") {
+		t.Errorf("exit %d, want 0\n%s\nstderr: %s", code, out, errs)
+	}
+	if code, _, errs := run(filepath.Join(dir, names[0]), filepath.Join(dir, names[1]), "--bin", "x"); code != 2 || !strings.Contains(errs, "flags go before the recordings") {
+		t.Errorf("a flag after the recordings: exit %d %s", code, errs)
+	}
+	if code, _, errs := run(t.TempDir()); code != 2 || !strings.Contains(errs, "no recordings") {
+		t.Errorf("an empty folder: exit %d %s", code, errs)
+	}
+}
+
+// TestCheckReportsVersionCanary: a live agent outside the checked versions
+// is warned about on stderr (spawn's canary, not hidden by the check) and
+// named in the report.
+func TestCheckReportsVersionCanary(t *testing.T) {
+	livetest.SkipShort(t, "runs this test binary as the agent")
+	rec := fixtureRec(t, "hello")
+	played := doctored(t, "hello", `"claude_code_version":"`+fixtures.CLIVersion+`"`, `"claude_code_version":"9.9.9"`)
+	ios, out, errb := fixtureIO("")
+	code := Main([]string{"replay", "--check", "--bin", asAgentShim(t, played), "--timeout", "60s", rec}, ios)
+	if code != 0 {
+		t.Errorf("exit %d (a version is not drift)\n%s\nstderr: %s", code, out, errb)
+	}
+	if !strings.Contains(errb.String(), "agentjq: warning: agent version 9.9.9 was not checked") {
+		t.Errorf("the canary is hidden: stderr %s", errb)
+	}
+	if !strings.Contains(out.String(), "the live agent (claude 9.9.9)") || !strings.Contains(out.String(), "! warning: agent version 9.9.9") {
+		t.Errorf("the report does not name the version:\n%s", out)
 	}
 }
