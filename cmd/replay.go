@@ -15,7 +15,7 @@ import (
 
 // ReplayCmd is the replay subcommand.
 type ReplayCmd struct {
-	File string `arg:"" placeholder:"FILE" help:"The recording ('-' reads stdin, except with --as-agent)."`
+	File string `arg:"" placeholder:"FILE" help:"The recording ('-' reads stdin, except with --as-agent and --check). With --check, more recordings may follow (before any -- and the agent's arguments), and a folder stands for its *.rec and *.rec.gz files."`
 
 	Realtime  bool          `help:"Keep the recorded timing (--speed 1)."`
 	Speed     float64       `placeholder:"X" help:"Keep the timing, X times faster (0: as fast as possible, the default)."`
@@ -27,9 +27,9 @@ type ReplayCmd struct {
 	Wait    time.Duration `default:"30s" help:"With --as-agent: how long to wait for each recorded input."`
 	Inject  []string      `sep:"none" placeholder:"FAULT" help:"Inject a fault: truncate@SEQ, garbage@SEQ, oversize@SEQ[:SIZE], delay@SEQ:DUR, drop@SEQ, exit@SEQ[:CODE], drop-result; SEQ may be a type (result, control_request/can_use_tool)."`
 
-	Check   bool   `help:"Drift check: re-run this recording against the agent installed now (or compare it with --against) and print where the shape of the agent's output drifted (line kinds and key paths; values ignored). Interrupts are sent at the recorded point, after the recorded pause. The recording's --hook, --mcp-tool and --mcp-server commands are run again: check only recordings you trust."`
+	Check   bool   `help:"Drift check: re-run each recording against the agent installed now (or compare it with --against), print where the shape of the agent's output drifted, each finding graded, and name both agent versions. Compatible: a key, a line kind or a member of a meaningful list (init's tools, capabilities, slash commands...) added. Breaking: one of those gone, a JSON type or a vocabulary value (tool name, permission mode) changed, a line of another kind in its place. Timing (not drift): a line at another place within its turn; key order is never compared. Exit 0: no drift (or timing only); 3: compatible drift only; 1: breaking drift. Several recordings end with one summary table and the worst exit status. Interrupts are sent at the recorded point, after the recorded pause. The recording's --hook, --mcp-tool and --mcp-server commands are run again: check only recordings you trust."`
 	Against string `placeholder:"FILE" help:"With --check: the new recording to compare with (without it, the recording's inputs are re-run against the live agent: its turns and client control requests fed in order, its permission answers given again, the session settings of its header re-used unless given here)."`
-	Update  bool   `help:"With --check: when they drift, replace FILE with the new recording."`
+	Update  bool   `help:"With --check: replace each recording that drifted (compatible or breaking) with the new one."`
 
 	SpawnFlags
 	AgentFlags
