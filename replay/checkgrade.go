@@ -123,14 +123,18 @@ func (d Difference) String() string {
 	return "! " + d.Detail
 }
 
-// sameFinding says two differences report the same thing at different
-// lines (system/init repeats every turn): the report lists it once.
-func (d Difference) sameFinding(e Difference) bool {
-	if d.Change == LineMoved || d.Change == Note {
-		return false
-	}
-	return d.Grade == e.Grade && d.Change == e.Change && d.Kind == e.Kind && d.NewKind == e.NewKind &&
-		d.Path == e.Path && d.Old == e.Old && d.New == e.New
+// findingKey is what a finding reports, whatever the line.
+type findingKey struct {
+	grade                              Grade
+	change                             Change
+	kind, newKind, path, before, after string
+}
+
+// key is what d reports without its lines: a finding repeated on several
+// lines (system/init repeats every turn) is listed once. A moved line or
+// a note is always its own finding (repeats false).
+func (d Difference) key() (k findingKey, repeats bool) {
+	return findingKey{d.Grade, d.Change, d.Kind, d.NewKind, d.Path, d.Old, d.New}, d.Change != LineMoved && d.Change != Note
 }
 
 // Drift compares two transcripts of agent lines by shape. Lines are
@@ -414,19 +418,16 @@ func GradeRecordings(old, cur []recording.Entry, notes ...string) Report {
 		diffs = append(diffs, Difference{Grade: Breaking, Change: Note, OldIndex: -1, NewIndex: -1, Detail: n})
 	}
 	r := Report{RecordedVersion: AgentVersion(old), LiveVersion: AgentVersion(cur), Warnings: versionWarnings(cur)}
+	seen := map[findingKey]int{}
 	for _, d := range diffs {
-		dup := false
-		for i := range r.Findings {
-			if r.Findings[i].sameFinding(d) {
-				r.Findings[i].Lines++
-				dup = true
-				break
-			}
-		}
-		if !dup {
-			r.Findings = append(r.Findings, Finding{Difference: d, Lines: 1})
-		}
 		r.Grade = max(r.Grade, d.Grade)
+		k, repeats := d.key()
+		if i, ok := seen[k]; ok && repeats {
+			r.Findings[i].Lines++
+			continue
+		}
+		seen[k] = len(r.Findings)
+		r.Findings = append(r.Findings, Finding{Difference: d, Lines: 1})
 	}
 	sort.SliceStable(r.Findings, func(i, j int) bool { return r.Findings[i].Grade > r.Findings[j].Grade })
 	return r
