@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"compress/gzip"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -340,5 +341,59 @@ func TestCheckReportsVersionCanary(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "the live agent (claude 9.9.9)") || !strings.Contains(out.String(), "! warning: agent version 9.9.9") {
 		t.Errorf("the report does not name the version:\n%s", out)
+	}
+	// Over several recordings: warned once, marked in the summary.
+	ios, out, errb = fixtureIO("")
+	code = Main([]string{"replay", "--check", "--bin", shimSequence(t, played, played), "--timeout", "60s", rec, rec}, ios)
+	if code != 0 || strings.Count(errb.String(), "was not checked") != 1 {
+		t.Errorf("exit %d; the canary not once on stderr: %s", code, errb)
+	}
+	if !strings.Contains(out.String(), " 9.9.9* ") || !strings.Contains(out.String(), "* not a checked version (checked: ") {
+		t.Errorf("the summary does not mark the unchecked version:\n%s", out)
+	}
+}
+
+// TestCheckUpdateFolder: --update over a folder replaces each recording
+// that drifted (a .rec.gz stays gzip), leaves the others alone, and exits
+// 0; --against takes one recording.
+func TestCheckUpdateFolder(t *testing.T) {
+	livetest.SkipShort(t, "runs this test binary as the agent")
+	orig, _ := os.ReadFile(fixtureRec(t, "hello"))
+	dir := t.TempDir()
+	same, gz := filepath.Join(dir, "a.rec"), filepath.Join(dir, "b.rec.gz")
+	os.WriteFile(same, orig, 0o644)
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.Write(orig)
+	zw.Close()
+	os.WriteFile(gz, z.Bytes(), 0o644)
+	played := []string{fixtureRec(t, "hello"), doctored(t, "hello", gradeEdits[0].edits...)}
+	ios, out, errb := fixtureIO("")
+	code := Main([]string{"replay", "--check", "--update", "--timeout", "60s", "--bin", shimSequence(t, played...), dir}, ios)
+	if code != 0 || !strings.Contains(out.String(), "compatible (updated)") {
+		t.Fatalf("exit %d\n%s\nstderr: %s", code, out, errb)
+	}
+	if b, _ := os.ReadFile(same); !bytes.Equal(b, orig) {
+		t.Error("a recording without drift was rewritten")
+	}
+	f, err := os.Open(gz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h, entries, err := recording.ReadAll(f, gz, nil)
+	if err != nil {
+		t.Fatalf("the updated .rec.gz does not read: %v", err)
+	}
+	var found bool
+	for _, e := range entries {
+		found = found || bytes.Contains(e.Msg, []byte(`"brand_new":1`))
+	}
+	if !found || h.AgentVersion != fixtures.CLIVersion {
+		t.Errorf("the .rec.gz was not updated from the new run (version %q)", h.AgentVersion)
+	}
+	ios, _, errb = fixtureIO("")
+	if code := Main([]string{"replay", "--check", "--against", same, same, gz}, ios); code != 2 || !strings.Contains(errb.String(), "one FILE") {
+		t.Errorf("--against with two recordings: exit %d %s", code, errb)
 	}
 }
