@@ -15,20 +15,6 @@ import (
 	"github.com/agentjq/agentjq/recording"
 )
 
-func fixtureEntries(t *testing.T, name string) (recording.Header, []recording.Entry) {
-	t.Helper()
-	f, err := os.Open(fixtureRec(t, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	h, entries, err := recording.ReadAll(f, "test.rec", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h, entries
-}
-
 // TestCheckFlags: the settings of a recording's session (in its header,
 // or parsed from the argv of an old one) become the check's flags: the
 // binary and the rest stay as given to replay --check; no policy, prompt

@@ -299,26 +299,26 @@ func compareLines(sa, sb []LineShape, o, c int) []Difference {
 	}
 	// A null where a value was (or the reverse) is a value, not a type:
 	// optional fields are null until they are set.
-	for _, p := range sortedKeys(a.Types) {
-		x, y := a.Types[p]&^tNull, b.Types[p]&^tNull
-		if _, ok := b.Types[p]; ok && x != 0 && y != 0 && x != y {
+	for _, p := range sortedKeys(a.types) {
+		x, y := a.types[p]&^tNull, b.types[p]&^tNull
+		if _, ok := b.types[p]; ok && x != 0 && y != 0 && x != y {
 			diffs = append(diffs, at(Breaking, TypeChanged, p, x.String(), y.String()))
 		}
 	}
-	for _, p := range sortedKeys(a.Values) {
-		if y, ok := b.Values[p]; ok && y != a.Values[p] {
-			diffs = append(diffs, at(Breaking, ValueChanged, p, a.Values[p], y))
+	for _, p := range sortedKeys(a.values) {
+		if y, ok := b.values[p]; ok && y != a.values[p] {
+			diffs = append(diffs, at(Breaking, ValueChanged, p, a.values[p], y))
 		}
 	}
 	lists := map[string]bool{}
-	for p := range a.Lists {
+	for p := range a.lists {
 		lists[p] = true
 	}
-	for p := range b.Lists {
+	for p := range b.lists {
 		lists[p] = true
 	}
 	for _, p := range sortedKeys(lists) {
-		gone, added := setDiff(sortedSet(a.Lists[p]), sortedSet(b.Lists[p]))
+		gone, added := setDiff(sortedSet(a.lists[p]), sortedSet(b.lists[p]))
 		for _, x := range gone {
 			diffs = append(diffs, at(Breaking, MemberGone, p, x, ""))
 		}

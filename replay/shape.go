@@ -19,13 +19,13 @@ type LineShape struct {
 	// parent's turn in no fixed order, so each stream is compared on its
 	// own ("" is the main one).
 	Stream string
-	// Types are the JSON types seen at each path (and at ".x[]" for the
-	// members of an array), as typeBits.
-	Types map[string]typeBits
-	// Values are the values of the paths in vocabPaths; Lists the string
+	// types are the JSON types seen at each path (and at ".x[]" for the
+	// members of an array).
+	types map[string]typeBits
+	// values are the values of the paths in vocabPaths; lists the string
 	// members at the paths in listPaths.
-	Values map[string]string
-	Lists  map[string][]string
+	values map[string]string
+	lists  map[string][]string
 }
 
 // typeBits is a set of JSON types.
@@ -99,7 +99,7 @@ func Shape(line []byte) LineShape {
 		return LineShape{Kind: "non-JSON"}
 	}
 	set := map[string]bool{}
-	s := LineShape{Kind: shapeKind(v), Types: map[string]typeBits{}}
+	s := LineShape{Kind: shapeKind(v), types: map[string]typeBits{}}
 	s.shapePaths("", v, set)
 	if m, ok := v.(map[string]any); ok {
 		s.Stream, _ = m["parent_tool_use_id"].(string)
@@ -119,41 +119,41 @@ func Shape(line []byte) LineShape {
 func (s *LineShape) shapePaths(path string, v any, set map[string]bool) {
 	switch t := v.(type) {
 	case map[string]any:
-		s.Types[path] |= tObject
+		s.types[path] |= tObject
 		for k, x := range t {
 			p := path + "." + jqKey(k)
 			set[p] = true
 			if _, isObj := x.(map[string]any); isObj && opaqueKeys[k] {
-				s.Types[p] |= tObject
+				s.types[p] |= tObject
 				continue
 			}
 			s.shapePaths(p, x, set)
 		}
 	case []any:
-		s.Types[path] |= tArray
+		s.types[path] |= tArray
 		for _, x := range t {
 			s.shapePaths(path+"[]", x, set)
 		}
 	case string:
-		s.Types[path] |= tString
+		s.types[path] |= tString
 		if listPaths[path] {
-			if s.Lists == nil {
-				s.Lists = map[string][]string{}
+			if s.lists == nil {
+				s.lists = map[string][]string{}
 			}
-			s.Lists[path] = append(s.Lists[path], t)
+			s.lists[path] = append(s.lists[path], t)
 		}
 		if vocabPaths[path] {
-			if s.Values == nil {
-				s.Values = map[string]string{}
+			if s.values == nil {
+				s.values = map[string]string{}
 			}
-			s.Values[path] = t
+			s.values[path] = t
 		}
 	case bool:
-		s.Types[path] |= tBool
+		s.types[path] |= tBool
 	case json.Number:
-		s.Types[path] |= tNumber
+		s.types[path] |= tNumber
 	case nil:
-		s.Types[path] |= tNull
+		s.types[path] |= tNull
 	}
 }
 
