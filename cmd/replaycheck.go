@@ -264,8 +264,11 @@ func (c *ReplayCmd) check(ctx context.Context, ios *iostreams.IO) error {
 	if err != nil {
 		return err
 	}
-	if c.Against != "" && (len(files) > 1 || len(agentArgs) > 0) {
-		return usageError("--against compares one recording with another: one FILE, no agent arguments")
+	if c.Against != "" && len(agentArgs) > 0 {
+		return usageError("agent arguments go with a live --check, not with --against")
+	}
+	if c.Against != "" && len(files) > 1 {
+		return usageError("--against compares one recording with another: give one FILE")
 	}
 	warned := map[string]bool{}
 	var results []checkResult
