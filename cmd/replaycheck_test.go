@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -263,46 +264,75 @@ func swappedFirstLines(t *testing.T, rec string) string {
 }
 
 // TestCheckFolderSummary: replay --check of a folder checks each
-// recording in name order and prints one summary table; the exit status is
-// the worst grade.
+// recording in name order and prints one summary table (a row per
+// recording: versions, grade, counts); the exit status is the worst
+// grade's: 1 with a breaking one, else 3 with a compatible one, else 0.
 func TestCheckFolderSummary(t *testing.T) {
 	livetest.SkipShort(t, "runs this test binary as the agent")
-	orig, _ := os.ReadFile(fixtureRec(t, "hello"))
+	hello := fixtureRec(t, "hello")
+	orig, _ := os.ReadFile(hello)
 	dir := t.TempDir()
-	names := []string{"a-same.rec", "b-added.rec", "c-removed.rec"}
-	for _, n := range names {
-		os.WriteFile(filepath.Join(dir, n), orig, 0o644)
+	// One recording per grade edit, and one whose agent is unchanged.
+	type row struct {
+		name, grade      string
+		played           string
+		breaking, compat int
+		timing           int
 	}
-	played := []string{fixtureRec(t, "hello"), doctored(t, "hello", gradeEdits[0].edits...), doctored(t, "hello", gradeEdits[1].edits...)}
+	rows := []row{{name: "0-same.rec", grade: "none", played: hello}}
+	for i, c := range gradeEdits {
+		r := row{name: fmt.Sprintf("%d-%s.rec", i+1, strings.ReplaceAll(c.name, " ", "-"))}
+		switch c.exit {
+		case 1:
+			r.grade, r.breaking = "breaking", 1
+		case 3:
+			r.grade, r.compat = "compatible", 1
+		default:
+			r.grade, r.timing = "timing", 1
+		}
+		if r.played = swappedFirstLines(t, hello); c.edits != nil {
+			r.played = doctored(t, "hello", c.edits...)
+		}
+		rows = append(rows, r)
+	}
+	var played []string
+	for _, r := range rows {
+		os.WriteFile(filepath.Join(dir, r.name), orig, 0o644)
+		played = append(played, r.played)
+	}
 	run := func(args ...string) (int, string, string) {
 		ios, out, errb := fixtureIO("")
 		code := Main(append([]string{"replay", "--check", "--timeout", "60s"}, args...), ios)
 		return code, out.String(), errb.String()
 	}
-	code, out, errs := run(append([]string{"--bin", shimSequence(t, played...)}, dir)...)
+	code, out, errs := run("--bin", shimSequence(t, played...), dir)
 	if code != 1 {
 		t.Errorf("exit %d, want 1 (the worst: breaking)\n%s\nstderr: %s", code, out, errs)
 	}
-	for _, row := range [][]string{{"a-same.rec", "none", "0", "0", "0"}, {"b-added.rec", "compatible", "0", "1", "0"}, {"c-removed.rec", "breaking", "1", "0", "0"}} {
-		re := regexp.MustCompile(regexp.QuoteMeta(row[0]) + `\s+` + regexp.QuoteMeta(fixtures.CLIVersion) + `\s+` + regexp.QuoteMeta(fixtures.CLIVersion) + `\s+` + strings.Join(row[1:], `\s+`) + `\n`)
+	v := regexp.QuoteMeta(fixtures.CLIVersion)
+	for _, r := range rows {
+		re := regexp.MustCompile(regexp.QuoteMeta(filepath.Join(dir, r.name)) + `\s+` + v + `\s+` + v + `\s+` +
+			fmt.Sprintf(`%s\s+%d\s+%d\s+%d\n`, r.grade, r.breaking, r.compat, r.timing))
 		if !re.MatchString(out) {
-			t.Errorf("no summary row %v:\n%s", row, out)
+			t.Errorf("no summary row %+v:\n%s", r, out)
 		}
 	}
-	if !strings.Contains(out, "summary of 3 recordings") || !strings.Contains(out, "worst: exit 1") {
+	if !strings.Contains(out, fmt.Sprintf("summary of %d recordings", len(rows))) || !strings.Contains(out, "worst: exit 1") {
 		t.Errorf("no summary:\n%s", out)
 	}
-	// Several files, no breaking drift: compatible's exit status.
-	code, out, errs = run("--bin", shimSequence(t, played[:2]...), filepath.Join(dir, names[0]), filepath.Join(dir, names[1]))
+	// Several files: timing and compatible drift, nothing breaking: 3.
+	path := func(i int) string { return filepath.Join(dir, rows[i].name) }
+	timing, added := len(rows)-1, 1
+	code, out, errs = run("--bin", shimSequence(t, played[timing], played[added]), path(timing), path(added))
 	if code != 3 || !strings.Contains(out, "worst: exit 3") {
 		t.Errorf("exit %d, want 3\n%s\nstderr: %s", code, out, errs)
 	}
-	// No drift anywhere: 0.
-	code, out, errs = run("--bin", shimSequence(t, played[0], played[0]), filepath.Join(dir, names[0]), filepath.Join(dir, names[1]))
+	// Timing only, or no drift at all: 0.
+	code, out, errs = run("--bin", shimSequence(t, played[0], played[timing]), path(0), path(timing))
 	if code != 0 || !strings.Contains(out, "worst: exit 0") {
 		t.Errorf("exit %d, want 0\n%s\nstderr: %s", code, out, errs)
 	}
-	if code, _, errs := run(filepath.Join(dir, names[0]), filepath.Join(dir, names[1]), "--bin", "x"); code != 2 || !strings.Contains(errs, "flags go before the recordings") {
+	if code, _, errs := run(path(0), path(1), "--bin", "x"); code != 2 || !strings.Contains(errs, "flags go before the recordings") {
 		t.Errorf("a flag after the recordings: exit %d %s", code, errs)
 	}
 	if code, _, errs := run(t.TempDir()); code != 2 || !strings.Contains(errs, "no recordings") {
