@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,6 +24,9 @@ func TestLiveCheckGradesCrossVersion(t *testing.T) {
 		t.Skipf("the live CLI is %s; this test checks %s against %s's fixtures", v, live, recorded)
 	}
 	dir := fixtures.RecordingsDir(recorded)
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("%s's fixtures are gone (no longer a checked version): %v", recorded, err)
+	}
 	files := []string{filepath.Join(dir, "hello.rec"), filepath.Join(dir, "write-allow.rec"), filepath.Join(dir, "initialize.rec")}
 	api := apistub.Start(t)
 	ios, _, outb, errb := iostreams.Test()
