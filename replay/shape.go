@@ -7,9 +7,11 @@ import (
 )
 
 // LineShape is what drift checking compares of one agent line: its kind
-// (type, subtype, control request subtype, content block types) and the
-// set of key paths it carries. Values are ignored, so ids, uuids,
-// timestamps, durations, costs, session ids and paths never drift.
+// (type, subtype, control request subtype, content block types), the set
+// of key paths it carries and the JSON types at them, and the few values
+// that are vocabulary (vocabPaths, listPaths). Every other value is
+// ignored, so ids, uuids, text, timestamps, durations, costs, session ids
+// and paths never drift.
 type LineShape struct {
 	Kind  string
 	Paths []string // sorted, e.g. ".message.content[].type"
