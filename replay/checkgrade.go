@@ -403,7 +403,7 @@ func (r Report) Count(g Grade) int {
 	return n
 }
 
-// Grade compares the agent's output in two recordings (Drift), notes a
+// GradeRecordings compares the agent's output in two recordings (Drift), notes a
 // changed exit status of the agent (breaking) and the notes given (each
 // breaking: an input the live session never reached), and grades the
 // whole.
