@@ -123,11 +123,12 @@ BASE_VERSION ?= $(lastword $(filter-out $(CLAUDE_VERSION),$(CLAUDE_VERSIONS)))
 cli-schema: $(CLAUDE_BIN) $(if $(BASE_VERSION),$(call claude_bin,$(BASE_VERSION)))
 	$(GO) run ./internal/tools/clischema $(if $(BASE_VERSION),-base $(call claude_bin,$(BASE_VERSION))) $(CLAUDE_BIN)
 
-# Replays BASE_VERSION's fixtures against CLI CLAUDE_VERSION (replay
-# --check, live, offline): each fixture that drifts fails with its report.
+# Replays BASE_VERSION's fixtures against CLI CLAUDE_VERSION (one replay
+# --check of their folder, live, offline) and prints the graded report and
+# its summary table; fails on breaking drift.
 cli-drift: $(CLAUDE_BIN)
 	AGENTJQ_LIVE_CLAUDE=$(CLAUDE_BIN) AGENTJQ_FIXTURES_OF=$(BASE_VERSION) AGENTJQ_REQUIRE_LIVE=1 \
-		$(GO) test ./cmd/ -run '^TestLiveFixtureCheck$$' -count=1
+		$(GO) test ./cmd/ -run '^TestLiveFixtureCheck$$' -count=1 -v
 
 clean:
 	rm -rf bin

@@ -539,15 +539,24 @@ func TestCaptureRecordingsReplayThroughSpawn(t *testing.T) {
 }
 
 // TestLiveFixtureCheck runs replay --check on every fixture recording of
-// the CLI's version against that CLI: none may drift. (make test runs it
-// once for each checked version.) AGENTJQ_FIXTURES_OF=V checks V's
-// fixtures instead: make cli-drift shows a new CLI's drift from the newest
-// checked version's sessions that way.
+// the CLI's version against that CLI: none may drift (timing is not
+// drift). (make test runs it once for each checked version.)
+// AGENTJQ_FIXTURES_OF=V checks V's fixtures instead, as one replay --check
+// of their folder: make cli-drift shows a new CLI's graded drift from the
+// newest checked version's sessions that way, and fails on breaking drift.
 func TestLiveFixtureCheck(t *testing.T) {
 	bin := livetest.Claude(t)
 	version := livetest.CLIVersion(t, bin)
-	if v := os.Getenv("AGENTJQ_FIXTURES_OF"); v != "" {
-		version = v
+	if v := os.Getenv("AGENTJQ_FIXTURES_OF"); v != "" && v != version {
+		api := apistub.Start(t)
+		ios, _, out, errb := iostreams.Test()
+		ios.Environ = livetest.Env(t, api.URL())
+		code := Main([]string{"replay", "--check", "--bin", bin, "--timeout", "3m", fixtures.RecordingsDir(v)}, ios)
+		t.Logf("claude %s against %s's fixtures: exit %d\n%s\nstderr: %s", version, v, code, out, errb)
+		if code != 0 && code != replay.ExitCompatible {
+			t.Errorf("breaking drift (or an error): exit %d", code)
+		}
+		return
 	}
 	for _, sc := range readManifestOf(t, version) {
 		t.Run(sc.Name, func(t *testing.T) {

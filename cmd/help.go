@@ -71,10 +71,14 @@ sends is checked against the recording. A two-line shim makes it an agent
 binary: as-agent.sh holding "#!/bin/sh" and
 "exec agentjq replay --as-agent session.rec -- \"$@\"".
 
+With --check it re-runs recordings against the agent installed now and
+grades the drift: exit 0 none (or timing only), 3 compatible (only
+additions), 1 breaking (something gone or changed).
+
 Examples:
   agentjq replay session.rec | agentjq filter -r assistant_text
-  agentjq replay --speed 4 --idle-limit 2s session.rec | agentjq filter --view
-  agentjq spawn --bin ./as-agent.sh -p 'fix the failing test'`
+  agentjq spawn --bin ./as-agent.sh -p 'fix the failing test'
+  agentjq replay --check recordings/ || [ $? -eq 3 ]`
 }
 
 // exitTables are the exit statuses of approve and replay, for their man
@@ -91,9 +95,10 @@ var exitTables = map[string][]manpages.ExitRow{
 		{Code: "127", Meaning: "the agent could not be started, or the proxy was started by itself (the \"real\" CLI is a shim for agentjq proxy)"},
 	},
 	"replay": {
-		{Code: "0", Meaning: "the recording was replayed; with --check, no drift (or --update replaced it)"},
-		{Code: "1", Meaning: "with --as-agent, the client sent something else than the recording holds (reported with the seq and a diff); with --check, drift; any other error"},
+		{Code: "0", Meaning: "the recording was replayed; with --check, no drift, or timing only (lines at another place within their turn), or --update replaced every recording that drifted"},
+		{Code: "1", Meaning: "with --as-agent, the client sent something else than the recording holds (reported with the seq and a diff); with --check, breaking drift in some recording (a key, line kind or list member gone, a type or vocabulary value changed); any other error"},
 		{Code: "2", Meaning: "usage error"},
+		{Code: "3", Meaning: "with --check, compatible drift only: keys, line kinds or list members added, nothing gone or changed"},
 		{Code: "N", Meaning: "with --as-agent, the recorded agent's exit status; with --inject exit@SEQ:N, N"},
 	},
 }

@@ -6,18 +6,16 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/agentjq/agentjq/iostreams"
-	"github.com/agentjq/agentjq/protocol"
 	"github.com/agentjq/agentjq/recording"
 	"github.com/agentjq/agentjq/replay"
 )
 
 // ReplayCmd is the replay subcommand.
 type ReplayCmd struct {
-	File string `arg:"" placeholder:"FILE" help:"The recording ('-' reads stdin, except with --as-agent)."`
+	File string `arg:"" placeholder:"FILE" help:"The recording ('-' reads stdin, except with --as-agent and --check). With --check, more recordings may follow (before any -- and the agent's arguments), and a folder stands for its *.rec and *.rec.gz files."`
 
 	Realtime  bool          `help:"Keep the recorded timing (--speed 1)."`
 	Speed     float64       `placeholder:"X" help:"Keep the timing, X times faster (0: as fast as possible, the default)."`
@@ -30,9 +28,9 @@ type ReplayCmd struct {
 	Lenient bool          `help:"With --as-agent: answer a client control request the recording lacks with a success instead of failing (an initialize, with the recorded initialize reply; a client's initialize the recording lacks is always answered so)."`
 	Inject  []string      `sep:"none" placeholder:"FAULT" help:"Inject a fault: truncate@SEQ, garbage@SEQ, oversize@SEQ[:SIZE], delay@SEQ:DUR, drop@SEQ, exit@SEQ[:CODE], drop-result; SEQ may be a type (result, control_request/can_use_tool)."`
 
-	Check   bool   `help:"Drift check: re-run this recording against the agent installed now (or compare it with --against) and print where the shape of the agent's output drifted (line kinds and key paths; values ignored). Interrupts are sent at the recorded point, after the recorded pause. The recording's --hook, --mcp-tool and --mcp-server commands are run again: check only recordings you trust."`
+	Check   bool   `help:"Drift check: re-run each recording against the agent installed now (or compare it with --against), print where the shape of the agent's output drifted, each finding graded, and name both agent versions. Compatible: a key, a line kind or a member of a meaningful list (init's tools, capabilities, slash commands...) added. Breaking: one of those gone, a JSON type or a vocabulary value (tool name, permission mode) changed, a line of another kind in its place. Timing (not drift): a line at another place within its turn; key order is never compared. Exit 0: no drift (or timing only); 3: compatible drift only; 1: breaking drift. Several recordings end with one summary table and the worst exit status. Interrupts are sent at the recorded point, after the recorded pause. The recording's --hook, --mcp-tool and --mcp-server commands are run again: check only recordings you trust."`
 	Against string `placeholder:"FILE" help:"With --check: the new recording to compare with (without it, the recording's inputs are re-run against the live agent: its turns and client control requests fed in order, its permission answers given again, the session settings of its header re-used unless given here)."`
-	Update  bool   `help:"With --check: when they drift, replace FILE with the new recording."`
+	Update  bool   `help:"With --check: replace each recording that drifted (compatible or breaking) with the new one."`
 
 	SpawnFlags
 	AgentFlags
@@ -160,59 +158,6 @@ func openInput(ios *iostreams.IO, path string) (io.Reader, func(), error) {
 	return f, func() { f.Close() }, nil
 }
 
-// check compares the recording's agent output with a new transcript:
-// another recording (--against) or a live re-run of its inputs.
-func (c *ReplayCmd) check(ctx context.Context, ios *iostreams.IO) error {
-	if c.File == "-" {
-		return usageError("replay --check needs the recording as a file")
-	}
-	oldH, old, err := readRecordingFile(ios, c.File)
-	if err != nil {
-		return err
-	}
-	against, label := c.Against, c.Against
-	var notes []string
-	if against == "" {
-		path, stuck, err := c.liveCheck(ctx, ios, oldH, old)
-		if path != "" {
-			defer os.RemoveAll(filepath.Dir(path))
-		}
-		if err != nil {
-			return err
-		}
-		against, label = path, "the live agent"
-		if stuck != "" {
-			notes = append(notes, stuck)
-		}
-	} else if len(c.AgentArgs) > 0 {
-		return usageError("agent arguments go with a live --check, not with --against")
-	}
-	_, cur, err := readRecordingFile(ios, against)
-	if err != nil {
-		return err
-	}
-	drift, more := replay.Compare(old, cur)
-	notes = append(notes, more...)
-	if len(drift) == 0 && len(notes) == 0 {
-		return nil
-	}
-	fmt.Fprintf(ios.Out, "drift between %s and %s (- recorded only, + new only, ~ keys changed):\n", c.File, label)
-	for _, d := range drift {
-		fmt.Fprintln(ios.Out, d.String())
-	}
-	for _, n := range notes {
-		fmt.Fprintln(ios.Out, "! "+n)
-	}
-	if c.Update {
-		if err := copyFile(against, c.File); err != nil {
-			return err
-		}
-		fmt.Fprintf(ios.Err, "agentjq: %s updated from %s\n", c.File, label)
-		return nil
-	}
-	return silentExit(protocol.ExitError)
-}
-
 func readRecordingFile(ios *iostreams.IO, path string) (recording.Header, []recording.Entry, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -220,21 +165,4 @@ func readRecordingFile(ios *iostreams.IO, path string) (recording.Header, []reco
 	}
 	defer f.Close()
 	return recording.ReadAll(f, path, func(err error) { fmt.Fprintf(ios.Err, "agentjq: warning: %v\n", err) })
-}
-
-// copyFile replaces dst with src through a temporary file and a rename,
-// so a fixture is never left half written.
-func copyFile(src, dst string) error {
-	b, err := os.ReadFile(src)
-	if err == nil {
-		b, err = withAgentVersion(b)
-	}
-	if err != nil {
-		return err
-	}
-	tmp := dst + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, dst)
 }

@@ -1,11 +1,17 @@
 package cmd
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"sort"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/alecthomas/kong"
@@ -89,11 +95,7 @@ func applySession(f *SpawnFlags, s recording.Session) error {
 
 // liveCheck re-runs the recording against the live agent into a temporary
 // recording and returns its path (the caller removes its directory).
-func (c *ReplayCmd) liveCheck(ctx context.Context, ios *iostreams.IO, h recording.Header, entries []recording.Entry) (path string, stuck string, err error) {
-	liveArgs, err := splitAgentArgs(c.AgentArgs)
-	if err != nil {
-		return "", "", err
-	}
+func (c *ReplayCmd) liveCheck(ctx context.Context, ios *iostreams.IO, h recording.Header, entries []recording.Entry, liveArgs []string) (path string, stuck string, err error) {
 	run := func(ctx context.Context, s recording.Session, workdir string, stdin io.Reader, tap func(protocol.Direction, []byte), decide approve.Decider) error {
 		f := c.SpawnFlags
 		if err := applySession(&f, s); err != nil {
@@ -189,4 +191,287 @@ func hasArg(args []string, name string) bool {
 		}
 	}
 	return false
+}
+
+// checkFiles splits replay --check's arguments: the recordings (FILE,
+// then any more before --; a folder stands for its *.rec and *.rec.gz
+// files) and the agent's arguments (after --).
+func (c *ReplayCmd) checkFiles() (files, agentArgs []string, err error) {
+	args := append([]string{c.File}, c.AgentArgs...)
+	named := args
+	for i, a := range args {
+		if a == "--" {
+			named, agentArgs = args[:i], args[i+1:]
+			break
+		}
+	}
+	for _, name := range named {
+		if strings.HasPrefix(name, "-") && name != "-" {
+			return nil, nil, usageError("%s: flags go before the recordings (arguments for the agent after --)", name)
+		}
+		if name == "-" {
+			return nil, nil, usageError("replay --check needs the recording as a file")
+		}
+		st, err := os.Stat(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !st.IsDir() {
+			files = append(files, name)
+			continue
+		}
+		var in []string
+		for _, pat := range []string{"*.rec", "*.rec.gz"} {
+			m, _ := filepath.Glob(filepath.Join(name, pat))
+			in = append(in, m...)
+		}
+		if len(in) == 0 {
+			return nil, nil, usageError("%s: no recordings (*.rec, *.rec.gz) in this folder", name)
+		}
+		sort.Strings(in)
+		files = append(files, in...)
+	}
+	return files, agentArgs, nil
+}
+
+// checkResult is the check of one recording.
+type checkResult struct {
+	file    string
+	rep     replay.Report
+	err     error
+	updated bool
+}
+
+// exitCode is the result's exit status: an error is 1, like breaking
+// drift; a recording --update replaced is 0.
+func (r checkResult) exitCode() int {
+	switch {
+	case r.err != nil:
+		return protocol.ExitError
+	case r.updated:
+		return protocol.ExitSuccess
+	}
+	return r.rep.Grade.ExitCode()
+}
+
+// check grades each recording's drift from a new transcript (another
+// recording, --against, or a live re-run of its inputs), prints a report
+// for each that drifted and, for several, one summary table. The exit
+// status is the worst: 1 (breaking drift, or an error), 3 (compatible
+// drift only), 0 (no drift, or timing only).
+func (c *ReplayCmd) check(ctx context.Context, ios *iostreams.IO) error {
+	files, agentArgs, err := c.checkFiles()
+	if err != nil {
+		return err
+	}
+	if c.Against != "" && len(agentArgs) > 0 {
+		return usageError("agent arguments go with a live --check, not with --against")
+	}
+	if c.Against != "" && len(files) > 1 {
+		return usageError("--against compares one recording with another: give one FILE")
+	}
+	warned := map[string]bool{}
+	var results []checkResult
+	for _, file := range files {
+		r := c.checkOne(ctx, ios, file, agentArgs)
+		if r.err != nil && len(files) > 1 {
+			fmt.Fprintf(ios.Err, "agentjq: %s: %v\n", file, r.err)
+		}
+		// The live agent's version canary, once a run: the check's own
+		// sessions must not hide it.
+		for _, w := range r.rep.Warnings {
+			if !warned[w] {
+				warned[w] = true
+				fmt.Fprintf(ios.Err, "agentjq: warning: %s\n", w)
+			}
+		}
+		results = append(results, r)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	worst := protocol.ExitSuccess
+	for _, r := range results {
+		worst = worseExit(worst, r.exitCode())
+	}
+	if len(files) > 1 {
+		printSummary(ios.Out, results, worst)
+	}
+	for _, r := range results {
+		if r.err != nil && len(results) == 1 {
+			return r.err
+		}
+	}
+	return silentExit(worst)
+}
+
+// worseExit orders check exit statuses: 1 over 3 over 0.
+func worseExit(a, b int) int {
+	rank := func(c int) int {
+		switch c {
+		case protocol.ExitSuccess:
+			return 0
+		case replay.ExitCompatible:
+			return 1
+		}
+		return 2
+	}
+	if rank(b) > rank(a) {
+		return b
+	}
+	return a
+}
+
+// checkOne checks one recording and prints its report.
+func (c *ReplayCmd) checkOne(ctx context.Context, ios *iostreams.IO, file string, agentArgs []string) checkResult {
+	res := checkResult{file: file}
+	oldH, old, err := readRecordingFile(ios, file)
+	if err != nil {
+		res.err = err
+		return res
+	}
+	against, label := c.Against, c.Against
+	var notes []string
+	if against == "" {
+		path, stuck, err := c.liveCheck(ctx, ios, oldH, old, agentArgs)
+		if path != "" {
+			defer os.RemoveAll(filepath.Dir(path))
+		}
+		if err != nil {
+			res.err = err
+			return res
+		}
+		against, label = path, "the live agent"
+		if stuck != "" {
+			notes = append(notes, stuck)
+		}
+	}
+	curH, cur, err := readRecordingFile(ios, against)
+	if err != nil {
+		res.err = err
+		return res
+	}
+	res.rep = replay.GradeRecordings(old, cur, notes...)
+	if res.rep.RecordedVersion == "" {
+		res.rep.RecordedVersion = oldH.AgentVersion
+	}
+	if res.rep.LiveVersion == "" {
+		res.rep.LiveVersion = curH.AgentVersion
+	}
+	printReport(ios.Out, file, label, oldH.Agent, curH.Agent, res.rep)
+	if c.Update && res.rep.Grade > replay.Timing {
+		if err := copyFile(against, file); err != nil {
+			res.err = err
+			return res
+		}
+		res.updated = true
+		fmt.Fprintf(ios.Err, "agentjq: %s updated from %s\n", file, label)
+	}
+	return res
+}
+
+// printReport writes one recording's findings, worst first; nothing when
+// there is no difference at all.
+func printReport(w io.Writer, file, label, oldAgent, curAgent string, r replay.Report) {
+	if len(r.Findings) == 0 && len(r.Warnings) == 0 {
+		return
+	}
+	head := "drift between"
+	if r.Grade <= replay.Timing {
+		head = "no drift between"
+	}
+	fmt.Fprintf(w, "%s %s (%s) and %s (%s): %s\n", head, file, replay.Describe(oldAgent, r.RecordedVersion),
+		label, replay.Describe(curAgent, r.LiveVersion), gradeText(r.Grade))
+	for _, f := range r.Findings {
+		fmt.Fprintln(w, f.String())
+	}
+	for _, m := range r.Warnings {
+		fmt.Fprintln(w, "! warning: "+m)
+	}
+}
+
+func gradeText(g replay.Grade) string {
+	switch g {
+	case replay.Breaking:
+		return "breaking drift (exit 1)"
+	case replay.Compatible:
+		return fmt.Sprintf("compatible drift (exit %d)", replay.ExitCompatible)
+	case replay.Timing:
+		return "timing only (exit 0)"
+	}
+	return "no drift (exit 0)"
+}
+
+// printSummary writes one table for a check of several recordings.
+func printSummary(w io.Writer, results []checkResult, worst int) {
+	fmt.Fprintf(w, "summary of %d recordings:\n", len(results))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RECORDING\tRECORDED\tLIVE\tGRADE\tBREAKING\tCOMPATIBLE\tTIMING")
+	unchecked := false
+	for _, r := range results {
+		if r.err != nil {
+			fmt.Fprintf(tw, "%s\t-\t-\terror\t%v\t\t\n", r.file, oneLine(r.err.Error()))
+			continue
+		}
+		live := orDash(r.rep.LiveVersion)
+		if r.rep.LiveVersion != "" && !protocol.VersionChecked(r.rep.LiveVersion) {
+			live += "*"
+			unchecked = true
+		}
+		grade := r.rep.Grade.String()
+		if r.updated {
+			grade += " (updated)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\n", r.file, orDash(r.rep.RecordedVersion), live, grade,
+			r.rep.Count(replay.Breaking), r.rep.Count(replay.Compatible), r.rep.Count(replay.Timing))
+	}
+	tw.Flush()
+	if unchecked {
+		fmt.Fprintf(w, "* not a checked version (checked: %s)\n", strings.Join(protocol.CheckedVersions, ", "))
+	}
+	fmt.Fprintf(w, "worst: exit %d (%s)\n", worst, map[int]string{
+		protocol.ExitSuccess: "no drift", replay.ExitCompatible: "compatible drift", protocol.ExitError: "breaking drift or an error"}[worst])
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func oneLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// copyFile replaces dst with src through a temporary file and a rename,
+// so a fixture is never left half written; a .gz dst is written
+// compressed.
+func copyFile(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err == nil {
+		b, err = withAgentVersion(b)
+	}
+	if err != nil {
+		return err
+	}
+	if strings.HasSuffix(dst, ".gz") {
+		var z bytes.Buffer
+		zw := gzip.NewWriter(&z)
+		if _, err := zw.Write(b); err != nil {
+			return err
+		}
+		if err := zw.Close(); err != nil {
+			return err
+		}
+		b = z.Bytes()
+	}
+	tmp := dst + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, dst)
 }

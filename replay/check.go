@@ -449,7 +449,7 @@ type CheckOptions struct {
 // LiveCheck re-runs a recording's inputs against the agent installed now
 // (see the top of this file) into a new recording in a temporary
 // directory and returns its path: the caller removes the directory, and
-// compares the two with Compare. stuck, when not empty, says that an
+// grades the two with GradeRecordings. stuck, when not empty, says that an
 // input was never sent.
 func LiveCheck(ctx context.Context, h recording.Header, entries []recording.Entry, opts CheckOptions) (path, stuck string, err error) {
 	var rec recording.Session
@@ -531,19 +531,6 @@ func LiveCheck(ctx context.Context, h recording.Header, entries []recording.Entr
 	stuck = fd.stuck
 	fd.mu.Unlock()
 	return path, stuck, nil
-}
-
-// Compare compares the agent's output in two recordings by shape (Drift)
-// and notes a changed exit status of the agent.
-func Compare(old, cur []recording.Entry) ([]Difference, []string) {
-	drift := Drift(recording.Transcript(old, protocol.DirOut), recording.Transcript(cur, protocol.DirOut))
-	var notes []string
-	if a, okA := exitOf(old); okA {
-		if b, okB := exitOf(cur); okB && a != b {
-			notes = append(notes, fmt.Sprintf("the agent exited with status %d, recorded %d", b, a))
-		}
-	}
-	return drift, notes
 }
 
 // rewriteFile replaces machine-specific paths in a recording (as plain

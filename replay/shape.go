@@ -2,15 +2,16 @@ package replay
 
 import (
 	"encoding/json"
-	"fmt"
 	"sort"
 	"strings"
 )
 
 // LineShape is what drift checking compares of one agent line: its kind
-// (type, subtype, control request subtype, content block types) and the
-// set of key paths it carries. Values are ignored, so ids, uuids,
-// timestamps, durations, costs, session ids and paths never drift.
+// (type, subtype, control request subtype, content block types), the set
+// of key paths it carries and the JSON types at them, and the few values
+// that are vocabulary (vocabPaths, listPaths). Every other value is
+// ignored, so ids, uuids, text, timestamps, durations, costs, session ids
+// and paths never drift.
 type LineShape struct {
 	Kind  string
 	Paths []string // sorted, e.g. ".message.content[].type"
@@ -20,6 +21,66 @@ type LineShape struct {
 	// parent's turn in no fixed order, so each stream is compared on its
 	// own ("" is the main one).
 	Stream string
+	// types are the JSON types seen at each path (and at ".x[]" for the
+	// members of an array).
+	types map[string]typeBits
+	// values are the values of the paths in vocabPaths; lists the string
+	// members at the paths in listPaths.
+	values map[string]string
+	lists  map[string][]string
+}
+
+// typeBits is a set of JSON types.
+type typeBits uint8
+
+const (
+	tNull typeBits = 1 << iota
+	tBool
+	tNumber
+	tString
+	tObject
+	tArray
+)
+
+func (t typeBits) String() string {
+	var names []string
+	for i, n := range []string{"null", "boolean", "number", "string", "object", "array"} {
+		if t&(1<<i) != 0 {
+			names = append(names, n)
+		}
+	}
+	return strings.Join(names, "|")
+}
+
+// vocabPaths hold values that are vocabulary, not data: what a client or
+// a policy acts on (a permission mode, a tool's name, a stream event's
+// block type). A changed value is breaking drift; every other value is
+// ignored.
+var vocabPaths = map[string]bool{
+	".permissionMode":                            true,
+	".request.tool_name":                         true,
+	".message.role":                              true,
+	".event.delta.type":                          true,
+	".event.content_block.type":                  true,
+	".response.response.current_permission_mode": true,
+}
+
+// listPaths hold the members of lists that carry meaning: what system/init
+// and the initialize response say the agent offers (tools, commands,
+// capabilities, agents, models) and the tools a message calls. They are
+// compared as sets: a member added is compatible drift, one gone is
+// breaking. Control request subtypes are line kinds
+// (control_request/SUBTYPE), compared as such.
+var listPaths = map[string]bool{
+	".tools[]": true, ".slash_commands[]": true, ".terminal_slash_commands[]": true,
+	".capabilities[]": true, ".agents[]": true, ".skills[]": true,
+	".plugins[].name": true, ".mcp_servers[].name": true,
+	".message.content[].name":                      true,
+	".response.response.capabilities[]":            true,
+	".response.response.commands[].name":           true,
+	".response.response.agents[].name":             true,
+	".response.response.models[].value":            true,
+	".response.response.available_output_styles[]": true,
 }
 
 // opaqueKeys hold objects whose keys are data, not schema (tool inputs,
@@ -40,8 +101,8 @@ func Shape(line []byte) LineShape {
 		return LineShape{Kind: "non-JSON"}
 	}
 	set := map[string]bool{}
-	shapePaths("", v, set)
-	s := LineShape{Kind: shapeKind(v)}
+	s := LineShape{Kind: shapeKind(v), types: map[string]typeBits{}}
+	s.shapePaths("", v, set)
 	if m, ok := v.(map[string]any); ok {
 		s.Stream, _ = m["parent_tool_use_id"].(string)
 		if typ, _ := m["type"].(string); typ == "system" {
@@ -57,21 +118,44 @@ func Shape(line []byte) LineShape {
 	return s
 }
 
-func shapePaths(path string, v any, set map[string]bool) {
+func (s *LineShape) shapePaths(path string, v any, set map[string]bool) {
 	switch t := v.(type) {
 	case map[string]any:
+		s.types[path] |= tObject
 		for k, x := range t {
 			p := path + "." + jqKey(k)
 			set[p] = true
 			if _, isObj := x.(map[string]any); isObj && opaqueKeys[k] {
+				s.types[p] |= tObject
 				continue
 			}
-			shapePaths(p, x, set)
+			s.shapePaths(p, x, set)
 		}
 	case []any:
+		s.types[path] |= tArray
 		for _, x := range t {
-			shapePaths(path+"[]", x, set)
+			s.shapePaths(path+"[]", x, set)
 		}
+	case string:
+		s.types[path] |= tString
+		if listPaths[path] {
+			if s.lists == nil {
+				s.lists = map[string][]string{}
+			}
+			s.lists[path] = append(s.lists[path], t)
+		}
+		if vocabPaths[path] {
+			if s.values == nil {
+				s.values = map[string]string{}
+			}
+			s.values[path] = t
+		}
+	case bool:
+		s.types[path] |= tBool
+	case json.Number:
+		s.types[path] |= tNumber
+	case nil:
+		s.types[path] |= tNull
 	}
 }
 
@@ -106,132 +190,4 @@ func shapeKind(v any) string {
 		}
 	}
 	return kind
-}
-
-// Difference is one drift between a recorded transcript and a new one.
-type Difference struct {
-	OldIndex, NewIndex int // positions in the transcripts; -1 when absent
-	Kind               string
-	Missing            bool     // the line is in the recording only
-	Added              bool     // the line is in the new transcript only
-	KeysGone, KeysNew  []string // key paths that disappeared or appeared
-}
-
-func (d Difference) String() string {
-	switch {
-	case d.Missing:
-		return fmt.Sprintf("- line %d %s: no longer sent", d.OldIndex+1, d.Kind)
-	case d.Added:
-		return fmt.Sprintf("+ line %d %s: new", d.NewIndex+1, d.Kind)
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "~ line %d→%d %s:", d.OldIndex+1, d.NewIndex+1, d.Kind)
-	for _, k := range d.KeysGone {
-		b.WriteString(" -" + k)
-	}
-	for _, k := range d.KeysNew {
-		b.WriteString(" +" + k)
-	}
-	return b.String()
-}
-
-// Drift compares two transcripts of agent lines by shape. Lines are
-// grouped by stream (the main agent, each subagent); within a stream they
-// are aligned by kind (longest common subsequence) and aligned lines are
-// compared by key paths. How the streams interleave is not compared: it
-// varies from run to run. An empty result means no drift.
-func Drift(a, b [][]byte) []Difference {
-	sa, sb := make([]LineShape, len(a)), make([]LineShape, len(b))
-	for i, l := range a {
-		sa[i] = Shape(l)
-	}
-	for i, l := range b {
-		sb[i] = Shape(l)
-	}
-	var streams []string
-	ia, ib := map[string][]int{}, map[string][]int{}
-	for i, s := range sa {
-		if _, ok := ia[s.Stream]; !ok {
-			streams = append(streams, s.Stream)
-		}
-		ia[s.Stream] = append(ia[s.Stream], i)
-	}
-	for i, s := range sb {
-		if _, seen := ia[s.Stream]; !seen {
-			if _, ok := ib[s.Stream]; !ok {
-				streams = append(streams, s.Stream)
-			}
-		}
-		ib[s.Stream] = append(ib[s.Stream], i)
-	}
-	var diffs []Difference
-	for _, st := range streams {
-		diffs = append(diffs, driftAligned(sa, sb, ia[st], ib[st])...)
-	}
-	sort.SliceStable(diffs, func(i, j int) bool { return diffPos(diffs[i]) < diffPos(diffs[j]) })
-	return diffs
-}
-
-func diffPos(d Difference) int {
-	if d.OldIndex >= 0 {
-		return d.OldIndex
-	}
-	return d.NewIndex
-}
-
-// driftAligned aligns the lines xa of sa with the lines xb of sb.
-func driftAligned(sa, sb []LineShape, xa, xb []int) []Difference {
-	n, m := len(xa), len(xb)
-	// lcs[i][j]: the LCS length of xa[i:], xb[j:].
-	lcs := make([][]int32, n+1)
-	for i := range lcs {
-		lcs[i] = make([]int32, m+1)
-	}
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			if sa[xa[i]].Kind == sb[xb[j]].Kind {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	var diffs []Difference
-	i, j := 0, 0
-	for i < n || j < m {
-		switch {
-		case i < n && j < m && sa[xa[i]].Kind == sb[xb[j]].Kind:
-			gone, added := setDiff(sa[xa[i]].Paths, sb[xb[j]].Paths)
-			if len(gone) > 0 || len(added) > 0 {
-				diffs = append(diffs, Difference{OldIndex: xa[i], NewIndex: xb[j], Kind: sa[xa[i]].Kind, KeysGone: gone, KeysNew: added})
-			}
-			i++
-			j++
-		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
-			diffs = append(diffs, Difference{OldIndex: -1, NewIndex: xb[j], Kind: sb[xb[j]].Kind, Added: true})
-			j++
-		default:
-			diffs = append(diffs, Difference{OldIndex: xa[i], NewIndex: -1, Kind: sa[xa[i]].Kind, Missing: true})
-			i++
-		}
-	}
-	return diffs
-}
-
-func setDiff(a, b []string) (gone, added []string) {
-	in := func(s []string, x string) bool {
-		k := sort.SearchStrings(s, x)
-		return k < len(s) && s[k] == x
-	}
-	for _, x := range a {
-		if !in(b, x) {
-			gone = append(gone, x)
-		}
-	}
-	for _, x := range b {
-		if !in(a, x) {
-			added = append(added, x)
-		}
-	}
-	return gone, added
 }

@@ -53,7 +53,7 @@ func TestDriftReportsShapeChanges(t *testing.T) {
 		got = append(got, x.String())
 	}
 	report := strings.Join(got, "\n")
-	for _, want := range []string{"~ line 1→1 system/init: +.new_field", "- line 4 control_request/can_use_tool: no longer sent", "+ line 7 rate_limit_event: new"} {
+	for _, want := range []string{"~ line 1→1 system/init: +.new_field (new key)", "- line 4 control_request/can_use_tool: no longer sent", "+ line 7 rate_limit_event: new"} {
 		if !strings.Contains(report, want) {
 			t.Errorf("drift report lacks %q:\n%s", want, report)
 		}
@@ -110,7 +110,7 @@ func TestDriftComparesStreamsApart(t *testing.T) {
 			break
 		}
 	}
-	if d := Drift(a, c2); len(d) != 1 || len(d[0].KeysNew) != 1 || d[0].KeysNew[0] != ".gone" {
+	if d := Drift(a, c2); len(d) != 1 || d[0].Change != KeyAdded || d[0].Path != ".gone" {
 		t.Errorf("a changed subagent line: %v", d)
 	}
 }
