@@ -553,3 +553,39 @@ func TestTapSeesEveryLineInOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestSlowTapKeepsTheAgentsLastLines: the agent writes more than a pipe
+// holds and exits at once, while the tap (a recorder) takes longer than
+// the grace to see the lines. The pump is busy, not waiting on a pipe a
+// grandchild holds, so nothing is cut off: every line reaches the tap and
+// stdout, and the result ends the turn (exit 0, not "crashed").
+func TestSlowTapKeepsTheAgentsLastLines(t *testing.T) {
+	const n = 4000
+	var mu sync.Mutex
+	tapped := 0
+	r := runFake(t, "burst-exit:"+strconv.Itoa(n), "go\n", func(o *Options) {
+		o.Grace = 300 * time.Millisecond
+		o.Tap = func(dir protocol.Direction, line []byte) {
+			if dir == protocol.DirOut {
+				mu.Lock()
+				tapped++
+				slow := tapped%2 == 0
+				mu.Unlock()
+				if slow {
+					time.Sleep(time.Millisecond) // the last MiB in the pipe alone takes two graces
+				}
+			}
+		}
+	})
+	if r.rep.ExitCode != 0 || r.rep.Outcome != protocol.OutcomeSuccess {
+		t.Fatalf("exit %d (%s): %s", r.rep.ExitCode, r.rep.Outcome, r.stderr)
+	}
+	if got := len(agentLines(r.stdout)); got != n+1 {
+		t.Errorf("stdout has %d of %d agent lines", got, n+1)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if tapped != n+1 {
+		t.Errorf("the tap saw %d of %d lines", tapped, n+1)
+	}
+}

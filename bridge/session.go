@@ -253,7 +253,8 @@ func (s *session) run(ctx context.Context) (Report, error) {
 
 	stdoutDone := make(chan struct{})
 	stderrDone := make(chan struct{})
-	go func() { defer close(stdoutDone); s.readAgentStdout(ctx, stdoutR) }()
+	watched := &watchedReader{r: stdoutR}
+	go func() { defer close(stdoutDone); s.readAgentStdout(ctx, watched) }()
 	go func() { defer close(stderrDone); s.readAgentStderr(stderrR) }()
 
 	exited := make(chan struct{})
@@ -284,9 +285,7 @@ func (s *session) run(ctx context.Context) (Report, error) {
 	if s.out.stalledFor() >= s.opts.Grace {
 		stdoutWait = 0
 	}
-	select {
-	case <-stdoutDone:
-	case <-time.After(stdoutWait):
+	if !s.drained(stdoutDone, watched, stdoutWait) {
 		stdoutR.Close()
 		select {
 		case <-stdoutDone:
@@ -301,6 +300,9 @@ func (s *session) run(ctx context.Context) (Report, error) {
 		// lines and the exit event will not be read either.
 		s.out.abandon()
 	}
+	// A pump that took longer than the grace to pass the agent's last
+	// lines on leaves the rest of the ending a grace of its own.
+	deadline = later(deadline, time.Now().Add(s.opts.Grace))
 	s.cmd.Kill()
 	select {
 	case <-stderrDone:
@@ -1089,4 +1091,74 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// drainCap bounds, in graces, how long the pump may go on with lines the
+// agent wrote before it exited: a slow recorder or reader keeps its lines,
+// but nothing holds the session's end for ever.
+const drainCap = 4
+
+// drained waits for the stdout pump to reach the end of what the agent
+// wrote. It gives up (false) when the pump has waited wait on a pipe that
+// yields nothing (a grandchild holds it open), when our stdout has not been
+// read for a whole grace, or after drainCap graces. A pump still busy with
+// lines is not cut off: those lines are the session's, and losing them
+// (the result among them) would misreport it.
+func (s *session) drained(done <-chan struct{}, r *watchedReader, wait time.Duration) bool {
+	if wait <= 0 {
+		select {
+		case <-done:
+			return true
+		default:
+			return false
+		}
+	}
+	start := time.Now()
+	hard := start.Add(drainCap * s.opts.Grace)
+	tick := time.NewTicker(min(max(s.opts.Grace/20, time.Millisecond), 50*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return true
+		case now := <-tick.C:
+			if s.out.stalledFor() >= s.opts.Grace || now.After(hard) {
+				return false
+			}
+			if since, reading := r.waitingSince(); reading && now.Sub(later(since, start)) >= wait {
+				return false
+			}
+		}
+	}
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// watchedReader tells whether its reader is blocked in a read, and since
+// when: the pump waiting on a pipe that yields nothing is the one state in
+// which cutting the pipe off loses no line.
+type watchedReader struct {
+	r       io.Reader
+	reading atomic.Bool
+	since   atomic.Int64 // UnixNano: the start of the read under way
+}
+
+func (w *watchedReader) Read(p []byte) (int, error) {
+	w.since.Store(time.Now().UnixNano())
+	w.reading.Store(true)
+	n, err := w.r.Read(p)
+	w.reading.Store(false)
+	return n, err
+}
+
+func (w *watchedReader) waitingSince() (time.Time, bool) {
+	if !w.reading.Load() {
+		return time.Time{}, false
+	}
+	return time.Unix(0, w.since.Load()), true
 }

@@ -349,9 +349,11 @@ Signals: the first SIGINT interrupts the turn, a second within 5s closes the
 agent's stdin and terminates its process group, a third kills it. SIGTERM
 runs the same staged shutdown. Each stage (interrupt, close stdin, SIGTERM,
 SIGKILL) waits at most the grace period ($AGENTJQ_GRACE, default 5s) before
-the next, whatever the peers do: after the agent exits, agentjq waits at
-most one more grace for stdout and stderr to take what is left, then gives
-it up (saying so on stderr) and exits. No reader that stops reading and no
+the next, whatever the peers do. After the agent exits, agentjq passes on
+every line it wrote: it cuts the agent's stdout off only once the pipe has
+yielded nothing for a grace (a grandchild holds it open) or after four
+graces, then waits at most one more grace for stdout and stderr to take
+what is left, gives it up (saying so on stderr) and exits. No reader that stops reading and no
 agent that stops reading its stdin can hold this up.
 
 The terminal: when stdin is the terminal that prompts are answered on, a

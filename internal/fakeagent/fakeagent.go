@@ -351,6 +351,21 @@ func Main(scenario string) int {
 				return 0
 			}
 		}
+	case strings.HasPrefix(scenario, "burst-exit:"):
+		// burst-exit:N writes N lines of about 1 KiB and a result in one
+		// burst, more than a pipe holds, and exits without waiting for
+		// its stdin to end.
+		var n int
+		fmt.Sscan(strings.TrimPrefix(scenario, "burst-exit:"), &n)
+		readLine()
+		w := bufio.NewWriterSize(out, 1<<20)
+		pad := strings.Repeat("x", 1000)
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(w, `{"type":"assistant","n":%d,"message":{"content":[{"type":"text","text":"%s"}]}}`+"\n", i, pad)
+		}
+		w.WriteString(`{"type":"result","subtype":"success","is_error":false,"num_turns":1}` + "\n")
+		w.Flush()
+		return 0
 	case strings.HasPrefix(scenario, "bigline:"):
 		var n int
 		fmt.Sscan(strings.TrimPrefix(scenario, "bigline:"), &n)
