@@ -76,7 +76,7 @@ func (ah *anchoredHint) at(b []byte, start int, raw bool) bool {
 // few and ordered so that many hints share one (a pass over the line per
 // distinct anchor byte, a stop at each of its occurrences): every
 // built-in hint holds one of these bytes (TestHintAnchors).
-const anchorRank = "JVQXGYKZNzBFDOLUjHAWMPRISECT9xkgbwyc"
+const anchorRank = "JVQXGYKZNzBFDOLUjHAWMPRISECT9xkgbwycm"
 
 func newHintSet(patterns []pattern) *hintSet {
 	h := &hintSet{}

@@ -32,13 +32,14 @@ var builtinPatterns = []struct {
 	{"api-key", regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{16,}`), []string{"sk-"}, "", ""},
 	{"stripe-key", regexp.MustCompile(`\b(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,}`), []string{"sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_"}, "", ""},
 	{"aws-access-key", regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b`), []string{"AKIA", "ASIA", "ABIA", "ACCA", "A3T"}, "", ""},
-	{"aws-secret-key", regexp.MustCompile(`(?i)(?:secret_?access_?key|aws_?secret[a-z_]*)["']?\s*(?:=>|:=|[:=])\s*["']?([A-Za-z0-9/+=]{40})`), []string{"secret_access_key", "secretaccesskey", "aws_secret", "awssecret"}, "", ""},
+	{"aws-secret-key", regexp.MustCompile(`(?i)(?:secret_?access_?key|aws_?secret[a-z_]*)["']?\s*(?:=>|:=|[:=])\s*["']?([A-Za-z0-9/+=]{40,})`), []string{"secret_access_key", "secretaccesskey", "aws_secret", "awssecret"}, "", ""},
 	{"github-token", regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})`), []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, "", ""},
 	{"gitlab-token", regexp.MustCompile(`\bgl(?:pat|dt|ft|rt|ptt|oas|cbt|imt|soat|agent|ffct)-[A-Za-z0-9_\-]{20,}`), []string{"glpat-", "gldt-", "glft-", "glrt-", "glptt-", "gloas-", "glcbt-", "glimt-", "glsoat-", "glagent-", "glffct-"}, "", ""},
 	{"slack-token", regexp.MustCompile(`\bxox[abposre]-[A-Za-z0-9\-]{10,}|\bxapp-\d-[A-Za-z0-9\-]{10,}`), []string{"xox", "xapp-"}, "", ""},
 	{"slack-webhook", regexp.MustCompile(`hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_\-]{16,}`), []string{"hooks.slack.com/"}, "", ""},
 	{"google-api-key", regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`), []string{"AIza"}, "", ""},
 	{"google-oauth", regexp.MustCompile(`\bGOCSPX-[A-Za-z0-9_\-]{20,}|\bya29\.[0-9A-Za-z_\-]{20,}`), []string{"GOCSPX-", "ya29."}, "", ""},
+	{"npm-token", regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}`), []string{"npm_"}, "", ""},
 	{"pypi-token", regexp.MustCompile(`pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{40,}`), []string{"pypi-AgEI"}, "", ""},
 	{"huggingface-token", regexp.MustCompile(`\bapi_org_[A-Za-z]{34}\b`), []string{"api_org_"}, "", ""},
 	{"bearer-token", regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/=\-]{8,}`), []string{"bearer"}, " \t\n\f\r\\", ""},
@@ -63,6 +64,6 @@ var builtinPatterns = []struct {
 	// client-secret). A value that starts with $ or { is a reference, not
 	// a secret; one that starts with [ was redacted already.
 	{"secret", regexp.MustCompile(`(?i)(?:passw(?:or)?d|secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key|auth[_\-]?key|credentials?)(?:[_.\-][A-Za-z0-9_.\-]*)?["']?\s*(?:=>|:=|[:=])[ \t]*["']?([^\s"'\x60,;&|<>(){}\[\]\\$*][^\s"'\x60,;&|<>(){}\[\]\\]{3,})`),
-		[]string{"passwd", "password", "token", "apikey", "api_key", "api-key", "accesskey", "access_key", "access-key", "privatekey", "private_key", "private-key", "authkey", "auth_key", "auth-key"},
+		[]string{"passwd", "password", "secret", "token", "apikey", "api_key", "api-key", "accesskey", "access_key", "access-key", "privatekey", "private_key", "private-key", "authkey", "auth_key", "auth-key"},
 		"_.-\"' \t\r\n=:\\", ""},
 }

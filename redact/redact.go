@@ -267,8 +267,12 @@ func (r *Redactor) Text(b []byte) []byte {
 	if r == nil {
 		return b
 	}
-	return r.text(b)
+	return r.textLine(echoDirection, b)
 }
+
+// echoDirection keys Text's PEM state apart from the recorded
+// directions'.
+const echoDirection protocol.Direction = "echo"
 
 // pemBlockLines bounds how many lines after a BEGIN line without its END
 // are taken for a key's body.
@@ -309,9 +313,9 @@ func (r *Redactor) textLine(dir protocol.Direction, line []byte) []byte {
 	return r.text(line)
 }
 
-// decodeHidingEscapes replaces the \uXXXX (surrogate pairs included) and
-// \/ escapes of b by what they stand for; other escapes stay as they
-// are. ok is false when there was none.
+// decodeHidingEscapes replaces the \uXXXX (surrogate pairs included),
+// \/, \" and \\ escapes of b by what they stand for; \n and the others
+// stay as they are. ok is false when there was none.
 func decodeHidingEscapes(b []byte) ([]byte, bool) {
 	var out []byte
 	last := 0
@@ -333,8 +337,14 @@ func decodeHidingEscapes(b []byte) ([]byte, bool) {
 			out = utf8.AppendRune(append(out, b[last:i]...), r)
 			i += n - 1
 			last = i + 1
+		case '"', '\\':
+			// Not hiding by themselves, but they stand between a name
+			// and its value: NAME=\"value\".
+			out = append(append(out, b[last:i]...), b[i+1])
+			i++
+			last = i + 1
 		default:
-			i++ // \\ and the others: the next byte is not an escape's start
+			i++ // the next byte is not an escape's start
 		}
 	}
 	if out == nil {
@@ -768,4 +778,20 @@ func indexFold(b, needle []byte, k int) int {
 		}
 	}
 	return best
+}
+
+// AccountFromConfig returns the account email and organization named by
+// claude's configuration file (~/.claude.json, or .claude.json in
+// $CLAUDE_CONFIG_DIR: its "oauthAccount"), "" for what it does not name.
+func AccountFromConfig(data []byte) (email, org string) {
+	var v struct {
+		OAuthAccount struct {
+			Email string `json:"emailAddress"`
+			Org   string `json:"organizationName"`
+		} `json:"oauthAccount"`
+	}
+	if json.Unmarshal(data, &v) != nil {
+		return "", ""
+	}
+	return v.OAuthAccount.Email, v.OAuthAccount.Org
 }
