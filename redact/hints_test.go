@@ -143,6 +143,8 @@ func TestHintsAgreeOnWordSoup(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	words := []string{"sk-", "sk-ant-", "AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "AIza",
 		"bearer", "BEARER", "Bearer", "api_key", "API-KEY", "ApiKey", "auth_token", "Auth-Token", "AUTHTOKEN", "x-api-key",
+		"password", "PASSWD", "Secret", "TOKEN", "=", ": ", "://", "@", "user:pw@host", "PRIVATE KEY", "-----BEGIN ", "-----END ",
+		"npm_", "sk_live_", "rk_test_", "xoxb-", "eyJ", ".eyJ", "Q~", "AccountKey=", "sig=", "Authorization: ", "Basic ", "SK", "glpat-",
 		`\u0041`, `\/`, `\\u`, "lorem", "ipsum", " ", `\"`, "k", "e", "y", "_", "-", "=", ":", "0123456789", "ABCDEFGHIJKLMNOP"}
 	for range 5000 {
 		var sb strings.Builder

@@ -62,8 +62,9 @@ var builtinPatterns = []struct {
 	// Assignments: NAME=value, NAME: value, "name": "value", where NAME
 	// is or ends in a secret's name (MY_API_KEY, db_password, AUTH_TOKEN,
 	// client-secret). A value that starts with $ or { is a reference, not
-	// a secret; one that starts with [ was redacted already.
-	{"secret", regexp.MustCompile(`(?i)(?:passw(?:or)?d|secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key|auth[_\-]?key|credentials?)(?:[_.\-][A-Za-z0-9_.\-]*)?["']?\s*(?:=>|:=|[:=])[ \t]*["']?([^\s"'\x60,;&|<>(){}\[\]\\$*][^\s"'\x60,;&|<>(){}\[\]\\]{3,})`),
+	// a secret; one that starts with [ was redacted already; one followed
+	// by ( is a call.
+	{"secret", regexp.MustCompile(`(?i)(?:passw(?:or)?d|secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key|auth[_\-]?key|credentials?)(?:[_.\-][A-Za-z0-9_.\-]*)?["']?\s*(?:=>|:=|[:=])[ \t]*["']?([^\s"'\x60,;&|<>(){}\[\]\\$*][^\s"'\x60,;&|<>(){}\[\]\\]{3,})(?:$|[\s"'\x60,;&|<>)}\]\\])`),
 		[]string{"passwd", "password", "secret", "token", "apikey", "api_key", "api-key", "accesskey", "access_key", "access-key", "privatekey", "private_key", "private-key", "authkey", "auth_key", "auth-key"},
 		"_.-\"' \t\r\n=:\\", ""},
 }
