@@ -106,7 +106,8 @@ func TestHasHidingEscape(t *testing.T) {
 		`{"a":"line\nnext\t\"q\""}`: false,
 		`{"a":"\u0073k-"}`:          true,
 		`{"a":"x\/y"}`:              true,
-		`{"a":"back\\u0073"}`:       false, // an escaped backslash, then "u0073"
+		`{"a":"back\\u0073"}`:       true, // decoded, "\u0073": the text redaction decodes that too
+		`{"a":"back\\n"}`:           false,
 		`{"a":"back\\\u0073"}`:      true,
 		`\`:                         false,
 	} {

@@ -711,6 +711,12 @@ func hasHidingEscape(line []byte) bool {
 		switch line[i+j+1] {
 		case 'u', '/':
 			return true
+		case '\\':
+			// An escaped backslash before u or /: the decoded text holds
+			// an escape, which the text redaction decodes in turn.
+			if k := i + j + 2; k < len(line) && (line[k] == 'u' || line[k] == '/') {
+				return true
+			}
 		}
 		i += j + 2
 	}
