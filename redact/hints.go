@@ -28,6 +28,10 @@ type hintSet struct {
 	// anchor byte fail one of these two lookups, before any hint is
 	// compared.
 	near [256]*neighbours
+	// want[c] has the patterns of the hints anchored on c.
+	want [256]uint64
+	// alsoMask has the patterns with an also.
+	alsoMask uint64
 	// also[i] must be in the text too for pattern i to be a candidate.
 	also [64]string
 }
@@ -76,7 +80,7 @@ func (ah *anchoredHint) at(b []byte, start int, raw bool) bool {
 // few and ordered so that many hints share one (a pass over the line per
 // distinct anchor byte, a stop at each of its occurrences): every
 // built-in hint holds one of these bytes (TestHintAnchors).
-const anchorRank = "JVQXGYKZNzBFDOLUjHAWMPRISECT9xkgbwycm"
+const anchorRank = "@GJQKzZB9=WAxbwkg"
 
 func newHintSet(patterns []pattern) *hintSet {
 	h := &hintSet{}
@@ -91,6 +95,9 @@ func newHintSet(patterns []pattern) *hintSet {
 			continue
 		}
 		h.also[i] = p.also
+		if p.also != "" {
+			h.alsoMask |= bit
+		}
 		for _, x := range p.hints {
 			// Only a case-insensitive pattern's hints match in any case.
 			fold := strings.HasPrefix(p.re.String(), "(?i)") && strings.ToLower(x) == x
@@ -139,6 +146,7 @@ func (h *hintSet) add(c byte, ah anchoredHint) {
 		h.near[c] = &neighbours{}
 	}
 	h.at[c] = append(h.at[c], ah)
+	h.want[c] |= ah.pattern
 	if h.byNext[c] == nil {
 		h.byNext[c] = &[257][]anchoredHint{}
 	}
@@ -227,12 +235,8 @@ func (h *hintSet) matchOnly(b []byte, only uint64) uint64 { return h.matchIn(b, 
 func (h *hintSet) matchIn(b []byte, only uint64, raw bool) uint64 {
 	found := h.always
 	for _, c := range h.anchors {
-		hints, near := h.at[c], h.near[c]
-		var want uint64
-		for _, ah := range hints {
-			want |= ah.pattern
-		}
-		want &= only
+		near := h.near[c]
+		want := h.want[c] & only
 		if found&want == want {
 			continue // every pattern anchored here is already in
 		}
@@ -273,6 +277,9 @@ func (h *hintSet) matchIn(b []byte, only uint64, raw bool) uint64 {
 
 // withAlso clears the patterns of found whose also is not in b.
 func (h *hintSet) withAlso(b []byte, found uint64) uint64 {
+	if found&h.alsoMask == 0 {
+		return found
+	}
 	for i := range h.also {
 		if h.also[i] != "" && found&(1<<uint(i)) != 0 && h.always&(1<<uint(i)) == 0 && !bytes.Contains(b, []byte(h.also[i])) {
 			found &^= 1 << uint(i)

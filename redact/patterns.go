@@ -39,7 +39,6 @@ var builtinPatterns = []struct {
 	{"slack-webhook", regexp.MustCompile(`hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_\-]{16,}`), []string{"hooks.slack.com/"}, "", ""},
 	{"google-api-key", regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`), []string{"AIza"}, "", ""},
 	{"google-oauth", regexp.MustCompile(`\bGOCSPX-[A-Za-z0-9_\-]{20,}|\bya29\.[0-9A-Za-z_\-]{20,}`), []string{"GOCSPX-", "ya29."}, "", ""},
-	{"npm-token", regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}`), []string{"npm_"}, "", ""},
 	{"pypi-token", regexp.MustCompile(`pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{40,}`), []string{"pypi-AgEI"}, "", ""},
 	{"huggingface-token", regexp.MustCompile(`\bapi_org_[A-Za-z]{34}\b`), []string{"api_org_"}, "", ""},
 	{"bearer-token", regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/=\-]{8,}`), []string{"bearer"}, " \t\n\f\r\\", ""},
@@ -64,7 +63,10 @@ var builtinPatterns = []struct {
 	// client-secret). A value that starts with $ or { is a reference, not
 	// a secret; one that starts with [ was redacted already; one followed
 	// by ( is a call.
-	{"secret", regexp.MustCompile(`(?i)(?:passw(?:or)?d|secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key|auth[_\-]?key|credentials?)(?:[_.\-][A-Za-z0-9_.\-]*)?["']?\s*(?:=>|:=|[:=])[ \t]*["']?([^\s"'\x60,;&|<>(){}\[\]\\$*][^\s"'\x60,;&|<>(){}\[\]\\]{3,})(?:$|[\s"'\x60,;&|<>)}\]\\])`),
-		[]string{"passwd", "password", "secret", "token", "apikey", "api_key", "api-key", "accesskey", "access_key", "access-key", "privatekey", "private_key", "private-key", "authkey", "auth_key", "auth-key"},
+	{"secret", regexp.MustCompile(`(?i)(?:passw(?:or)?d|secret[_\-]?key|token|api[_\-]?key|access[_\-]?key|private[_\-]?key|auth[_\-]?key)(?:[_.\-][A-Za-z0-9_.\-]*)?["']?\s*(?:=>|:=|[:=])[ \t]*["']?([^\s"'\x60,;&|<>(){}\[\]\\$*][^\s"'\x60,;&|<>(){}\[\]\\]{3,})(?:$|[\s"'\x60,;&|<>)}\]\\])`),
+		[]string{"passwd", "password", "secret_key", "secretkey", "secret-key", "token", "apikey", "api_key", "api-key", "accesskey", "access_key", "access-key", "privatekey", "private_key", "private-key", "authkey", "auth_key", "auth-key"},
 		"_.-\"' \t\r\n=:\\", ""},
+	// A bare "secret" is too common a word to look for everywhere: only
+	// as NAME=value (CLIENT_SECRET=, secret = ...), found by its '='.
+	{"secret", regexp.MustCompile(`(?i)secret ?=[ \t]*["']?([^\s"'\x60,;&|<>(){}\[\]\\$*][^\s"'\x60,;&|<>(){}\[\]\\]{3,})(?:$|[\s"'\x60,;&|<>)}\]\\])`), []string{"secret=", "secret ="}, "", ""},
 }

@@ -70,7 +70,7 @@ var CorpusSecrets = []CorpusSecret{
 	{Kind: "secret-assign", Text: "client_secret = cs-8g7f6e5d4c3b2a1", Secret: "cs-8g7f6e5d4c3b2a1"},
 	{Kind: "token-assign", Text: "HF_TOKEN=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", Secret: "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"},
 	{Kind: "npmrc-token", Text: "//registry.npmjs.org/:_authToken=npm_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8", Secret: "npm_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"},
-	{Kind: "npm-token", Text: "npm_Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"},
+	{Kind: "npm-token-env", Text: "NPM_TOKEN=npm_Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2", Secret: "npm_Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"},
 	{Kind: "slack-bot", Text: "xoxb-2048204820-4096409640-QwErTyUiOpAsDfGhJkLzXcVb"},
 	{Kind: "slack-user", Text: "xoxp-1234567890-1234567890-1234567890-abcdef0123456789abcdef0123456789"},
 	{Kind: "slack-webhook", Text: "https://hooks.slack.com/services/T0ABCDEFG/B0HIJKLMN/QwErTyUiOpAsDfGhJkLzXcVb", Secret: "T0ABCDEFG/B0HIJKLMN/QwErTyUiOpAsDfGhJkLzXcVb"},
