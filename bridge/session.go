@@ -84,6 +84,9 @@ type Options struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+	// RedactEcho, when set, removes secrets from what agentjq itself
+	// prints of an agent's non-JSON stdout line (stderr and the warning).
+	RedactEcho func([]byte) []byte
 	// Gate, when set, holds stdout while a prompt is open (OutputGate).
 	Gate *OutputGate
 	// Signals delivers SIGINT, SIGTERM and SIGPIPE from the caller.
@@ -928,6 +931,9 @@ func terminalTaskStatus(st string) bool {
 
 func (s *session) nonJSON(n int, line []byte) {
 	shown := line
+	if s.opts.RedactEcho != nil {
+		shown = s.opts.RedactEcho(shown) // whole: a cut could hide a key's shape
+	}
 	if len(shown) > 200 {
 		shown = append(shown[:200:200], "..."...)
 	}

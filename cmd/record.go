@@ -59,7 +59,7 @@ func (c *RecordCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Conte
 	if c.Tee {
 		runErr = teeRecord(ios.In, ios.Out, rec.w.Tap)
 	} else {
-		runErr = runSpawn(ctx, ios, c.SpawnFlags, agentArgs, rec.w)
+		runErr = runSpawn(ctx, ios, c.SpawnFlags, agentArgs, rec)
 	}
 	if err := rec.Close(); err != nil && runErr == nil {
 		runErr = err
@@ -71,7 +71,20 @@ func (c *RecordCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Conte
 type openedRecording struct {
 	f    *os.File
 	w    *recording.Writer
+	red  *redact.Redactor // nil with --no-redact
 	path string
+}
+
+// Err reports a write error of the recording (the bridge's TapErr).
+func (r *openedRecording) Err() error { return r.w.Err() }
+
+// Echo is what the bridge's echo of a non-JSON agent line goes through:
+// the recording's own redaction, user expressions included.
+func (r *openedRecording) Echo() func([]byte) []byte {
+	if r.red == nil {
+		return nil
+	}
+	return r.red.Text
 }
 
 // Tap records one line; pass it to the bridge.
@@ -110,6 +123,7 @@ func openRecordingWith(ios *iostreams.IO, path string, rf RedactFlags, session r
 		if err != nil {
 			return nil, usageError("%v", err)
 		}
+		learnAgentAccount(ios, red)
 	} else if len(rf.RedactEnv)+len(rf.Redact)+len(rf.RedactPath) > 0 {
 		return nil, usageError("--no-redact contradicts --redact, --redact-env and --redact-path")
 	}
@@ -143,7 +157,7 @@ func openRecordingWith(ios *iostreams.IO, path string, rf RedactFlags, session r
 		f.Close()
 		return nil, fmt.Errorf("recording %s: %w", path, err)
 	}
-	return &openedRecording{f: f, w: w, path: path}, nil
+	return &openedRecording{f: f, w: w, red: red, path: path}, nil
 }
 
 // teeRecord copies in to out line by line, unchanged, tapping each line:
@@ -179,4 +193,33 @@ func isAgentjqEvent(line []byte) bool {
 		Type string `json:"type"`
 	}
 	return json.Unmarshal(line, &v) == nil && v.Type == "agentjq"
+}
+
+// learnAgentAccount teaches red the account that the agent's own
+// configuration names, before the header is written: the initialize
+// response that also names it comes later, if at all.
+func learnAgentAccount(ios *iostreams.IO, red *redact.Redactor) {
+	var paths []string
+	if d, ok := ios.LookupEnv("CLAUDE_CONFIG_DIR"); ok && d != "" {
+		paths = append(paths, filepath.Join(d, ".claude.json"))
+	}
+	if h, ok := ios.LookupEnv("HOME"); ok && h != "" {
+		paths = append(paths, filepath.Join(h, ".claude.json"))
+	}
+	for _, p := range paths {
+		if b, err := os.ReadFile(p); err == nil {
+			red.LearnAccount(redact.AccountFromConfig(b))
+		}
+	}
+}
+
+// echoRedactor is what the bridge's echo of a non-JSON agent line goes
+// through: the built-in redaction and the agent's account.
+func echoRedactor(ios *iostreams.IO) func([]byte) []byte {
+	red, err := redact.NewRedactor(redact.RedactSpec{Builtin: true}, ios.LookupEnv)
+	if err != nil {
+		return nil
+	}
+	learnAgentAccount(ios, red)
+	return red.Text
 }

@@ -78,7 +78,7 @@ func (c *SpawnCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Contex
 	if err != nil {
 		return err
 	}
-	runErr := runSpawn(ctx, ios, c.SpawnFlags, agentArgs, rec.w)
+	runErr := runSpawn(ctx, ios, c.SpawnFlags, agentArgs, rec)
 	if err := rec.Close(); err != nil && runErr == nil {
 		runErr = err
 	}
@@ -135,6 +135,11 @@ func runSpawnWith(ctx context.Context, ios *iostreams.IO, f SpawnFlags, agentArg
 		if e, ok := tap.(interface{ Err() error }); ok {
 			// A recording that failed (disk full) is the session's error.
 			opts.TapErr = e.Err
+		}
+		if e, ok := tap.(interface{ Echo() func([]byte) []byte }); ok {
+			if echo := e.Echo(); echo != nil {
+				opts.RedactEcho = echo
+			}
 		}
 	}
 	if approver != nil {
@@ -229,6 +234,7 @@ func sessionOptions(ios *iostreams.IO, f SpawnFlags, agentArgs []string) (bridge
 		Stdout:          ios.Out,
 		Gate:            gate,
 		Stderr:          ios.Err,
+		RedactEcho:      echoRedactor(ios),
 	}
 	if f.Prompt != "" {
 		opts.Prompt, opts.HasPrompt, opts.Stdin = f.Prompt, true, nil

@@ -1,5 +1,7 @@
 package recording
 
+import "github.com/agentjq/agentjq/redact"
+
 // Manual is the source of agentjq-recording(5), in the markdown the man
 // page generator reads.
 const Manual = `% agentjq-recording(5) agentjq | File formats
@@ -142,25 +144,7 @@ file trails the session by milliseconds. If agentjq is killed, every complete li
 may be cut off. Readers accept a cut-off last line with a warning and ignore
 it; a bad line elsewhere is an error naming its line number.
 
-# REDACTION
-
-On by default, before anything reaches the disk (**--no-redact** turns it
-off). Removed text is replaced by a placeholder naming what was removed:
-
-    [REDACTED:anthropic-api-key]  [REDACTED:api-key]  [REDACTED:bearer-token]
-    [REDACTED:aws-access-key]  [REDACTED:github-token]  [REDACTED:slack-token]
-    [REDACTED:google-api-key]  [REDACTED:email]  [REDACTED:organization]
-    [REDACTED:env:NAME]  [REDACTED:regex-N]  [REDACTED:path .a.b]
-
-Built in: API keys and tokens by their shape, bearer tokens, the account email
-and organization of the initialize response (removed wherever they appear
-afterwards), and the values of ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN,
-CLAUDE_CODE_OAUTH_TOKEN and a few other credential variables. Added by flags:
-**--redact-env NAME** (the variable's value), **--redact REGEX** (RE2),
-**--redact-path JQPATH** (.a.b, .a[0], .a[], ."key", .["key"]: the whole
-value). Redaction works inside JSON strings (escapes decoded first) and leaves
-every other byte of the line as it was. Header argv and cwd are redacted too.
-
+` + redact.Manual + `
 # COMPATIBILITY
 
 Version 1 readers ignore unknown header keys and unknown directions, so fields

@@ -1,8 +1,40 @@
 // Package redact removes secrets from a session's lines before they are
-// recorded: built-in patterns (API keys, tokens), the values of secret
-// environment variables, the account learnt from the initialize response,
-// user regexes and jq-style paths. A JSON line stays valid JSON with every
-// byte outside the redacted strings unchanged.
+// recorded: built-in patterns (API keys, tokens, private keys, passwords
+// in URLs and assignments), the values of secret environment variables,
+// the account (from the agent's configuration and the initialize
+// response, in any letter case), user regexes and jq-style paths. A JSON
+// line stays valid JSON with every byte outside the redacted strings
+// unchanged. It imports nothing of the recording format: the bridge's
+// stderr echo of non-JSON agent lines uses Redactor.Text through a
+// func([]byte) []byte option that cmd wires in.
+//
+// # The patterns, and why not gitleaks
+//
+// The reference for the formats is gitleaks' rule set
+// (github.com/gitleaks/gitleaks, config/gitleaks.toml, MIT), the most
+// widely used one. agentjq carries its own expressions of the formats it
+// needs (patterns.go, each with a case in TestBuiltinKinds) rather than
+// depending on gitleaks as a module, because:
+//
+//   - weight: the module (github.com/zricethezav/gitleaks/v8) brings
+//     cobra, viper, archive readers and a wasm runtime, 72 modules in all
+//     (56 indirect), into a single static binary that uses none of them;
+//   - speed: gitleaks runs an Aho-Corasick keyword pass over lower-cased
+//     text, then each of ~220 rules' regexps (most of them
+//     [\w.-]{0,50}? prefixes) over the whole fragment, with entropy checks
+//     after. The recorder must keep 500 MB/s on one core with one
+//     vectorised bytes.IndexByte pass per rare anchor byte and regexps only
+//     on the JSON strings that hold a hint; its rules do not fit that
+//     design, and most of them (a vendor's name, then any 32 characters)
+//     cost more than they find in agent transcripts;
+//   - fit: gitleaks allow-lists what a repository scan should skip
+//     (AKIA...EXAMPLE, test keys); a recording errs the other way.
+//
+// The cost of a built-in hint is a pass over each line per distinct
+// anchor byte and a stop at each occurrence, so hints are anchored on a
+// few bytes (anchorRank). A bare "secret" (anchored on 'c', a third of the
+// speed) is looked for only as NAME=value; a bare npm_ token only in an
+// assignment (NPM_TOKEN=, _authToken=).
 package redact
 
 import (
@@ -11,8 +43,11 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/agentjq/agentjq/protocol"
 )
@@ -26,8 +61,11 @@ type RedactSpec struct {
 	Builtin bool `json:"builtin"`
 	// Env names variables whose values are removed wherever they appear.
 	Env []string `json:"env,omitempty"`
-	// Regex are extra patterns (RE2 syntax); each match is removed.
-	Regex []string `json:"regex,omitempty"`
+	// Regex are extra patterns (RE2 syntax); each match is removed. Spec
+	// (what a recording's header stores) leaves them out and keeps their
+	// number: an expression may be the secret itself (--redact hunter2).
+	Regex      []string `json:"regex,omitempty"`
+	RegexCount int      `json:"regex_count,omitempty"`
 	// Paths are jq-style paths (.a.b, .a[0], .a[]) into JSON lines whose
 	// values are replaced whole.
 	Paths []string `json:"paths,omitempty"`
@@ -38,27 +76,6 @@ func Placeholder(kind string) string { return "[REDACTED:" + kind + "]" }
 
 const placeholderPrefix = "[REDACTED:"
 
-// builtinPatterns are secrets recognisable by their shape. Order matters:
-// the specific Anthropic key before the generic sk- key.
-var builtinPatterns = []struct {
-	kind  string
-	re    *regexp.Regexp
-	hints []string // one of them is in every match; lower case means any case
-	// next, when set, holds every byte that can follow a hint in a match,
-	// and a backslash (an escape in raw JSON): a hint followed by anything
-	// else, or by nothing, is no sign of a secret ("apiKeySource").
-	next string
-}{
-	{"anthropic-api-key", regexp.MustCompile(`sk-ant-[A-Za-z0-9_\-]{8,}`), []string{"sk-ant-"}, ""},
-	{"api-key", regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{16,}`), []string{"sk-"}, ""},
-	{"aws-access-key", regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), []string{"AKIA", "ASIA"}, ""},
-	{"github-token", regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})`), []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, ""},
-	{"slack-token", regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9\-]{10,}`), []string{"xox"}, ""},
-	{"google-api-key", regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`), []string{"AIza"}, ""},
-	{"bearer-token", regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/=\-]{8,}`), []string{"bearer"}, " \t\n\f\r\\"},
-	{"api-key", regexp.MustCompile(`(?i)\b(?:x-api-key|api[_-]?key|auth[_-]?token)(["']?\s*[:=]\s*["']?)[A-Za-z0-9._~+/=\-]{12,}`), []string{"api_key", "api-key", "apikey", "auth_token", "auth-token", "authtoken"}, "\"' \t\n\f\r:=\\"},
-}
-
 // DefaultSecretEnv are variables whose values are removed even without
 // --redact-env: the credentials the agent CLI itself reads.
 var DefaultSecretEnv = []string{
@@ -68,6 +85,8 @@ var DefaultSecretEnv = []string{
 
 type literal struct {
 	value, kind string
+	// fold: any ASCII letter case matches (an email address, a name).
+	fold bool
 	// enc is value as it stands inside a JSON string when that differs
 	// (nil otherwise); anchor and encAnchor are the offsets of the bytes
 	// searched for (literalAnchor).
@@ -75,8 +94,8 @@ type literal struct {
 	anchor, encAnchor int
 }
 
-func newLiteral(value, kind string) literal {
-	l := literal{value: value, kind: kind, anchor: literalAnchor([]byte(value))}
+func newLiteral(value, kind string, fold bool) literal {
+	l := literal{value: value, kind: kind, fold: fold, anchor: literalAnchor([]byte(value))}
 	if enc := encodeJSONString(value); string(enc[1:len(enc)-1]) != value {
 		l.enc = enc[1 : len(enc)-1]
 		l.encAnchor = literalAnchor(l.enc)
@@ -86,8 +105,42 @@ func newLiteral(value, kind string) literal {
 
 // in reports whether b holds l, as it is or JSON-encoded.
 func (l *literal) in(b []byte) bool {
-	return indexAnchored(b, []byte(l.value), l.anchor) >= 0 ||
-		l.enc != nil && indexAnchored(b, l.enc, l.encAnchor) >= 0
+	return l.index(b, []byte(l.value), l.anchor) >= 0 ||
+		l.enc != nil && l.index(b, l.enc, l.encAnchor) >= 0
+}
+
+func (l *literal) index(b, needle []byte, k int) int {
+	if l.fold {
+		return indexFold(b, needle, k)
+	}
+	return indexAnchored(b, needle, k)
+}
+
+// replace replaces every occurrence of l in b by its placeholder; it
+// returns b itself and false when there is none.
+func (l *literal) replace(b []byte) ([]byte, bool) {
+	v := []byte(l.value)
+	if !l.fold {
+		if !bytes.Contains(b, v) {
+			return b, false
+		}
+		return bytes.ReplaceAll(b, v, []byte(Placeholder(l.kind))), true
+	}
+	var out []byte
+	last := 0
+	for {
+		i := indexFold(b[last:], v, l.anchor)
+		if i < 0 {
+			break
+		}
+		out = append(out, b[last:last+i]...)
+		out = append(out, Placeholder(l.kind)...)
+		last += i + len(v)
+	}
+	if out == nil {
+		return b, false
+	}
+	return append(out, b[last:]...), true
 }
 
 type pattern struct {
@@ -97,6 +150,7 @@ type pattern struct {
 	// for user patterns, which could match anything.
 	hints []string
 	next  string // see builtinPatterns
+	also  string // see builtinPatterns
 }
 
 // Redactor removes secrets from lines before they reach the disk. It learns
@@ -110,6 +164,9 @@ type Redactor struct {
 
 	mu       sync.RWMutex
 	literals []literal // longest first
+	// pemOpen counts the lines since a BEGIN ... PRIVATE KEY line without
+	// its END, per direction (textLine).
+	pemOpen map[protocol.Direction]int
 }
 
 // NewRedactor compiles spec. lookupEnv resolves the values of spec.Env (and,
@@ -118,7 +175,7 @@ func NewRedactor(spec RedactSpec, lookupEnv func(string) (string, bool)) (*Redac
 	r := &Redactor{spec: spec}
 	if spec.Builtin {
 		for _, p := range builtinPatterns {
-			r.patterns = append(r.patterns, pattern{p.kind, p.re, p.hints, p.next})
+			r.patterns = append(r.patterns, pattern{kind: p.kind, re: p.re, hints: p.hints, next: p.next, also: p.also})
 		}
 	}
 	for i, s := range spec.Regex {
@@ -126,7 +183,11 @@ func NewRedactor(spec RedactSpec, lookupEnv func(string) (string, bool)) (*Redac
 		if err != nil {
 			return nil, fmt.Errorf("--redact %q: %w", s, err)
 		}
-		r.patterns = append(r.patterns, pattern{fmt.Sprintf("regex-%d", i+1), re, nil, ""})
+		kind := fmt.Sprintf("regex-%d", i+1)
+		r.patterns = append(r.patterns, pattern{kind: kind, re: re})
+		// The expression's own text goes too, wherever it is (the
+		// header's argv: --redact EXPR).
+		r.addLiteral(s, kind, false)
 	}
 	for _, s := range spec.Paths {
 		p, err := parseJQPath(s)
@@ -150,13 +211,43 @@ func NewRedactor(spec RedactSpec, lookupEnv func(string) (string, bool)) (*Redac
 	return r, nil
 }
 
-// Spec returns what r was built from.
-func (r *Redactor) Spec() RedactSpec { return r.spec }
+// Spec returns what r was built from, as a recording's header stores it:
+// without the text of the user's expressions (RegexCount says how many).
+func (r *Redactor) Spec() RedactSpec {
+	spec := r.spec
+	spec.RegexCount += len(spec.Regex)
+	spec.Regex = nil
+	return spec
+}
 
 // AddLiteral removes every later occurrence of value. Values shorter than
 // four bytes are ignored: removing them would shred the transcript.
 func (r *Redactor) AddLiteral(value, kind string) {
 	if len(value) < 4 {
+		return
+	}
+	r.addLiteral(value, kind, false)
+}
+
+// LearnAccount removes the account's email and organization from now on,
+// in any letter case. cmd calls it with what the agent's own
+// configuration names (AccountFromConfig) before anything is recorded:
+// the initialize response, which also teaches it, may come after the
+// header, the first turn and the agent's first stderr lines.
+func (r *Redactor) LearnAccount(email, org string) {
+	if r == nil {
+		return
+	}
+	if len(email) >= 4 {
+		r.addLiteral(email, "email", true)
+	}
+	if len(org) >= 4 {
+		r.addLiteral(org, "organization", true)
+	}
+}
+
+func (r *Redactor) addLiteral(value, kind string, fold bool) {
+	if value == "" {
 		return
 	}
 	r.mu.Lock()
@@ -166,7 +257,7 @@ func (r *Redactor) AddLiteral(value, kind string) {
 			return
 		}
 	}
-	r.literals = append(r.literals, newLiteral(value, kind))
+	r.literals = append(r.literals, newLiteral(value, kind, fold))
 	sort.SliceStable(r.literals, func(i, j int) bool { return len(r.literals[i].value) > len(r.literals[j].value) })
 }
 
@@ -187,7 +278,136 @@ func (r *Redactor) String(s string) string {
 
 func (r *Redactor) text(b []byte) []byte {
 	out, _ := r.textChanged(b, ^uint64(0))
+	if !hasHidingEscape(b) {
+		return out
+	}
+	// A \u or \/ escape in text that is not JSON (a JSON document echoed
+	// on stderr) can still split a secret: look at the text with them
+	// decoded too, and keep that version when it hid something.
+	if dec, ok := decodeHidingEscapes(out); ok {
+		if red, changed := r.textChanged(dec, ^uint64(0)); changed {
+			return red
+		}
+	}
 	return out
+}
+
+// Text redacts b as text: what agentjq prints of an agent's non-JSON
+// line (the bridge's stderr echo) goes through it. It returns b itself
+// when nothing was removed.
+func (r *Redactor) Text(b []byte) []byte {
+	if r == nil {
+		return b
+	}
+	return r.textLine(echoDirection, b)
+}
+
+// echoDirection keys Text's PEM state apart from the recorded
+// directions'.
+const echoDirection protocol.Direction = "echo"
+
+// pemBlockLines bounds how many lines after a BEGIN line without its END
+// are taken for a key's body.
+const pemBlockLines = 200
+
+// textLine redacts a line that is not JSON. A PEM private key written
+// line by line (on stderr, in a non-JSON stdout) comes in several taps:
+// after a BEGIN ... PRIVATE KEY line without its END, the lines up to END
+// are removed whole.
+func (r *Redactor) textLine(dir protocol.Direction, line []byte) []byte {
+	r.mu.Lock()
+	open := r.pemOpen[dir]
+	if open > 0 {
+		if bytes.Contains(line, []byte("-----END")) {
+			delete(r.pemOpen, dir)
+		} else if open++; open > pemBlockLines {
+			delete(r.pemOpen, dir)
+		} else {
+			r.pemOpen[dir] = open
+		}
+	}
+	r.mu.Unlock()
+	if open > 0 {
+		if i := bytes.Index(line, []byte("-----END")); i >= 0 {
+			return append([]byte(Placeholder("private-key")), line[i:]...)
+		}
+		return []byte(Placeholder("private-key"))
+	}
+	if r.spec.Builtin && bytes.Contains(line, []byte("PRIVATE KEY")) && bytes.Contains(line, []byte("-----BEGIN")) &&
+		!bytes.Contains(line, []byte("-----END")) {
+		r.mu.Lock()
+		if r.pemOpen == nil {
+			r.pemOpen = map[protocol.Direction]int{}
+		}
+		r.pemOpen[dir] = 1
+		r.mu.Unlock()
+	}
+	return r.text(line)
+}
+
+// decodeHidingEscapes replaces the \uXXXX (surrogate pairs included),
+// \/, \" and \\ escapes of b by what they stand for; \n and the others
+// stay as they are. ok is false when there was none.
+func decodeHidingEscapes(b []byte) ([]byte, bool) {
+	var out []byte
+	last := 0
+	for i := 0; i+1 < len(b); i++ {
+		if b[i] != '\\' {
+			continue
+		}
+		switch b[i+1] {
+		case '/':
+			out = append(append(out, b[last:i]...), '/')
+			i++
+			last = i + 1
+		case 'u':
+			r, n := decodeU(b[i:])
+			if n == 0 {
+				i++
+				continue
+			}
+			out = utf8.AppendRune(append(out, b[last:i]...), r)
+			i += n - 1
+			last = i + 1
+		case '"', '\\':
+			// Not hiding by themselves, but they stand between a name
+			// and its value: NAME=\"value\".
+			out = append(append(out, b[last:i]...), b[i+1])
+			i++
+			last = i + 1
+		default:
+			i++ // the next byte is not an escape's start
+		}
+	}
+	if out == nil {
+		return b, false
+	}
+	return append(out, b[last:]...), true
+}
+
+// decodeU decodes the \uXXXX escape (and a low surrogate's after a high
+// one) at the start of b; n is 0 when it is not one.
+func decodeU(b []byte) (rune, int) {
+	hex4 := func(b []byte) (rune, bool) {
+		if len(b) < 6 || b[0] != '\\' || b[1] != 'u' {
+			return 0, false
+		}
+		v, err := strconv.ParseUint(string(b[2:6]), 16, 32)
+		return rune(v), err == nil
+	}
+	r1, ok := hex4(b)
+	if !ok {
+		return 0, 0
+	}
+	if utf16.IsSurrogate(r1) {
+		if r2, ok := hex4(b[6:]); ok {
+			if r := utf16.DecodeRune(r1, r2); r != utf8.RuneError {
+				return r, 12
+			}
+		}
+		return utf8.RuneError, 6
+	}
+	return r1, 6
 }
 
 // textChanged redacts literals then patterns; it returns b itself and
@@ -200,10 +420,9 @@ func (r *Redactor) textChanged(b []byte, only uint64) ([]byte, bool) {
 	r.mu.RLock()
 	lits := r.literals
 	r.mu.RUnlock()
-	for _, l := range lits {
-		if bytes.Contains(b, []byte(l.value)) {
-			b = bytes.ReplaceAll(b, []byte(l.value), []byte(Placeholder(l.kind)))
-			changed = true
+	for i := range lits {
+		if out, ok := lits[i].replace(b); ok {
+			b, changed = out, true
 		}
 	}
 	may := r.hints.matchOnly(b, only)
@@ -211,15 +430,8 @@ func (r *Redactor) textChanged(b []byte, only uint64) ([]byte, bool) {
 		if i < 64 && may&(1<<uint(i)) == 0 {
 			continue
 		}
-		if p.re.Match(b) {
-			ph := []byte(Placeholder(p.kind))
-			b = p.re.ReplaceAllFunc(b, func(m []byte) []byte {
-				if bytes.HasPrefix(m, []byte(placeholderPrefix)) {
-					return m
-				}
-				changed = true
-				return ph
-			})
+		if out, ok := replaceMatches(p, b); ok {
+			b, changed = out, true
 		}
 	}
 	return b, changed
@@ -248,7 +460,7 @@ func (r *Redactor) LineObject(dir protocol.Direction, line []byte, valid bool) (
 		trimmed = bytes.TrimSpace(line)
 	}
 	if !valid && (len(trimmed) == 0 || trimmed[0] != '{' || !validObject(trimmed)) {
-		return r.text(line), false, true
+		return r.textLine(dir, line), false, true
 	}
 	if r.spec.Builtin && dir == protocol.DirOut {
 		r.learnAccount(line)
@@ -328,9 +540,9 @@ func (r *Redactor) learnAccount(line []byte) {
 		lk := strings.ToLower(k)
 		switch {
 		case strings.Contains(lk, "email"):
-			r.AddLiteral(s, "email")
+			r.LearnAccount(s, "")
 		case strings.Contains(lk, "organization") || strings.Contains(lk, "org"):
-			r.AddLiteral(s, "organization")
+			r.LearnAccount("", s)
 		}
 	}
 }
@@ -531,6 +743,12 @@ func hasHidingEscape(line []byte) bool {
 		switch line[i+j+1] {
 		case 'u', '/':
 			return true
+		case '\\':
+			// An escaped backslash before u or /: the decoded text holds
+			// an escape, which the text redaction decodes in turn.
+			if k := i + j + 2; k < len(line) && (line[k] == 'u' || line[k] == '/') {
+				return true
+			}
 		}
 		i += j + 2
 	}
@@ -541,4 +759,77 @@ func hasHidingEscape(line []byte) bool {
 func validObject(b []byte) bool {
 	_, ok := protocol.Scan(b)
 	return ok
+}
+
+// replaceMatches replaces every match of p in b by p's placeholder (only
+// the first capture group's text when the pattern has one, so that the
+// name in NAME=secret stays). A match that is a placeholder already is
+// left alone. It returns b itself and false when nothing was replaced.
+func replaceMatches(p pattern, b []byte) ([]byte, bool) {
+	ms := p.re.FindAllSubmatchIndex(b, -1)
+	if ms == nil {
+		return b, false
+	}
+	ph := []byte(Placeholder(p.kind))
+	var out []byte
+	last := 0
+	for _, m := range ms {
+		start, end := m[0], m[1]
+		if len(m) >= 4 && m[2] >= 0 {
+			start, end = m[2], m[3]
+		}
+		if bytes.HasPrefix(b[start:], []byte(placeholderPrefix)) || start < last {
+			continue
+		}
+		out = append(out, b[last:start]...)
+		out = append(out, ph...)
+		last = end
+	}
+	if out == nil {
+		return b, false
+	}
+	return append(out, b[last:]...), true
+}
+
+// indexFold is indexAnchored ignoring the case of ASCII letters.
+func indexFold(b, needle []byte, k int) int {
+	lo, up := lower(needle[k]), upper(needle[k])
+	best := -1
+	for n, c := range [2]byte{lo, up} {
+		if n == 1 && up == lo {
+			break
+		}
+		for i := k; i < len(b); {
+			j := bytes.IndexByte(b[i:], c)
+			if j < 0 {
+				break
+			}
+			start := i + j - k
+			if best >= 0 && start >= best || start+len(needle) > len(b) {
+				break
+			}
+			if start >= 0 && bytes.EqualFold(b[start:start+len(needle)], needle) {
+				best = start
+				break
+			}
+			i += j + 1
+		}
+	}
+	return best
+}
+
+// AccountFromConfig returns the account email and organization named by
+// claude's configuration file (~/.claude.json, or .claude.json in
+// $CLAUDE_CONFIG_DIR: its "oauthAccount"), "" for what it does not name.
+func AccountFromConfig(data []byte) (email, org string) {
+	var v struct {
+		OAuthAccount struct {
+			Email string `json:"emailAddress"`
+			Org   string `json:"organizationName"`
+		} `json:"oauthAccount"`
+	}
+	if json.Unmarshal(data, &v) != nil {
+		return "", ""
+	}
+	return v.OAuthAccount.Email, v.OAuthAccount.Org
 }

@@ -13,6 +13,7 @@
 //	crash              exit 3 with a message on stderr
 //	bigline:N          write an N-byte assistant line and a result
 //	ticker:N:EVERY     write N time-stamped lines EVERY apart, then a result
+//	secret-corpus      write the secrets corpus (corpus.go) everywhere a session carries text
 //	init-account       answer initialize with an account email and organization, then echo-turns
 //	mcp-server         be a stdio MCP server (internal/mcptest), not an agent
 //
@@ -192,6 +193,8 @@ func Main(scenario string) int {
 				return 0
 			}
 		}
+	case scenario == "secret-corpus":
+		return secretCorpus(out, readLine, waitResponse)
 	case scenario == "secrets":
 		// SecretsStream in one write: the bridge validates it in one
 		// chunk, on its workers, ahead of the line that names the account.
