@@ -71,7 +71,28 @@ func (ah *anchoredHint) at(b []byte, start int, raw bool) bool {
 	if ah.next == "" {
 		return true
 	}
-	return end < len(b) && strings.IndexByte(ah.next, b[end]) >= 0 && !(raw && b[end] == '"')
+	if end >= len(b) || strings.IndexByte(ah.next, b[end]) < 0 {
+		return false
+	}
+	// In raw JSON a hint that ends a string is no sign of a secret, unless
+	// the string is a key whose value is a string: {"password": "..."}.
+	return !(raw && b[end] == '"') || keyOfString(b, end+1)
+}
+
+// keyOfString reports whether b[i:] is white space, ':', white space and
+// a '"': what follows a JSON key whose value is a string.
+func keyOfString(b []byte, i int) bool {
+	colon := false
+	for ; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+		case c == ':' && !colon:
+			colon = true
+		default:
+			return colon && c == '"'
+		}
+	}
+	return false
 }
 
 // anchorRank lists the bytes a hint may be anchored on, rarest first in

@@ -194,3 +194,40 @@ func TestAccountInAnyCase(t *testing.T) {
 		}
 	}
 }
+
+// TestSecretNamedKeys: in JSON the name and the secret are two strings
+// ({"password": "..."}, a tool input or a config file read by the agent):
+// the value of a key that names a secret goes whole, whatever its shape;
+// a reference, a short word, a number or a key of another name stays. (A
+// key named only "secret" or "credentials" is judged so only when the line
+// is looked at for another reason: the pre-filter has no rare byte for
+// those words; see the package comment.)
+func TestSecretNamedKeys(t *testing.T) {
+	r, err := NewRedactor(RedactSpec{Builtin: true}, func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ line, gone string }{
+		{`{"type":"assistant","message":{"content":[{"type":"tool_use","input":{"password":"hunter2xyz"}}]}}`, "hunter2xyz"},
+		{`{"input":{"db_password" : "s3cr3t value!"}}`, "s3cr3t value!"},
+		{`{"config":{"openai_api_key":"Zm9vYmFyYmF6"}}`, "Zm9vYmFyYmF6"},
+		{`{"env":{"AUTH_TOKEN":"abc.def.ghi"}}`, "abc.def.ghi"},
+		{`{"creds":{"PASSWD":"user:pass-word"}}`, "user:pass-word"},
+	} {
+		got := string(r.Line(protocol.DirOut, []byte(tc.line)))
+		if strings.Contains(got, tc.gone) || !json.Valid([]byte(got)) {
+			t.Errorf("%s -> %s", tc.line, got)
+		}
+	}
+	for _, keep := range []string{
+		`{"usage":{"output_tokens":12,"input_tokens":3}}`,
+		`{"input":{"password":"$DB_PASSWORD"}}`,
+		`{"input":{"token":"abc"}}`,
+		`{"input":{"tokenizer":"cl100k_base"}}`,
+		`{"a":["password","visible-value"]}`,
+	} {
+		if got := string(r.Line(protocol.DirOut, []byte(keep))); got != keep {
+			t.Errorf("%s -> %s", keep, got)
+		}
+	}
+}

@@ -561,6 +561,7 @@ func (r *Redactor) jsonStrings(line []byte) []byte {
 	k := 0
 	var out []byte // nil until something changes
 	last := 0
+	secretNext := false // the last string was a key that names a secret
 	for i := 0; i < len(line); i++ {
 		if line[i] != '"' {
 			continue
@@ -584,6 +585,17 @@ func (r *Redactor) jsonStrings(line []byte) []byte {
 		}
 		tok := line[start : j+1]
 		i = j
+		isKey := r.spec.Builtin && colonAfter(line, j+1)
+		valueOfSecret := secretNext && !isKey
+		secretNext = isKey && secretKeyName(tok[1:len(tok)-1])
+		if valueOfSecret && secretValue(tok[1:len(tok)-1]) {
+			// {"password": "..."}: the name is in the key, the secret in
+			// the value, two strings no pattern sees together.
+			out = append(out, line[last:start]...)
+			out = append(out, encodeJSONString(Placeholder("secret"))...)
+			last = j + 1
+			continue
+		}
 		only := ^uint64(0)
 		if fast {
 			for k < len(occ) && occ[k].pos <= start {
@@ -626,6 +638,73 @@ func (r *Redactor) jsonStrings(line []byte) []byte {
 		return line
 	}
 	return append(out, line[last:]...)
+}
+
+// secretKeyName reports whether a JSON key names a secret: it is or ends
+// in password, passwd, secret, token, api key, access key, private key,
+// auth key or credentials (db_password, clientSecret, AUTH_TOKEN); the
+// value of such a key goes whole. Suffixes compared by hand: this runs on
+// every key of a line that is looked at.
+func secretKeyName(k []byte) bool {
+	if len(k) < 5 {
+		return false
+	}
+	switch k[len(k)-1] | 0x20 {
+	case 'd', 't', 'n', 'y', 'l', 's':
+	default:
+		return false
+	}
+	for _, suf := range secretKeySuffixes {
+		if len(k) >= len(suf) && asciiEqualFold(k[len(k)-len(suf):], suf) {
+			return true
+		}
+	}
+	for _, suf := range []string{"apikey", "accesskey", "privatekey", "authkey"} {
+		if stripped := keyLetters(k, len(suf)); stripped != nil && asciiEqualFold(stripped, suf) {
+			return true
+		}
+	}
+	return false
+}
+
+var secretKeySuffixes = []string{"password", "passwd", "secret", "token", "credential", "credentials"}
+
+// keyLetters is the last n letters of k with '_' and '-' left out, or nil.
+func keyLetters(k []byte, n int) []byte {
+	out := make([]byte, 0, n)
+	for i := len(k) - 1; i >= 0 && len(out) < n; i-- {
+		if c := k[i]; c != '_' && c != '-' {
+			out = append(out, c)
+		}
+	}
+	if len(out) < n {
+		return nil
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out
+}
+
+// secretValue: a value worth removing under a secret's name: not a
+// reference ($VAR, {{...}}), not already redacted, not a word too short
+// to be a secret.
+func secretValue(v []byte) bool {
+	if len(v) < 4 || v[0] == '$' || v[0] == '{' || bytes.HasPrefix(v, []byte(placeholderPrefix)) {
+		return false
+	}
+	return true
+}
+
+// colonAfter reports whether the next byte after i that is not JSON white
+// space is ':' (the string before i was a key).
+func colonAfter(line []byte, i int) bool {
+	for ; i < len(line); i++ {
+		if !isJSONSpace(line[i]) {
+			return line[i] == ':'
+		}
+	}
+	return false
 }
 
 func encodeJSONString(s string) []byte {
