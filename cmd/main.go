@@ -22,6 +22,9 @@ type CLI struct {
 	Approve    ApproveCmd    `cmd:"" help:"Answer permission requests from policy files; test policies against recordings."`
 	Record     RecordCmd     `cmd:"" help:"Run a session like spawn and record both directions to a file."`
 	Replay     ReplayCmd     `cmd:"" help:"Replay a recording to stdout, or stand in for the agent."`
+	Serve      ServeCmd      `cmd:"" help:"Run the session daemon: sessions, events and approvals over JSON-RPC (Unix socket, WebSocket, stdio)."`
+	Attach     AttachCmd     `cmd:"" help:"Print a daemon session's agent lines as NDJSON, resumably; answer its approvals when asked."`
+	Call       CallCmd       `cmd:"" help:"Make one JSON-RPC call to the daemon and print its result."`
 	Man        ManCmd        `cmd:"" help:"Show a manual page."`
 	Completion CompletionCmd `cmd:"" help:"Print a shell completion script (bash, zsh, fish)."`
 	Version    VersionCmd    `cmd:"" help:"Print agentjq's version and the agent versions it was checked against."`

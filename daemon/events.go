@@ -14,13 +14,13 @@ type agentLine struct {
 	Message         json.RawMessage `json:"message"`
 	Event           json.RawMessage `json:"event"`
 	// system init
-	Tools          []string        `json:"tools"`
-	SlashCommands  []string        `json:"slash_commands"`
-	PermissionMode string          `json:"permissionMode"`
-	Model          string          `json:"model"`
-	TaskID         string          `json:"task_id"`
-	ToolUseID      string          `json:"tool_use_id"`
-	Status         string          `json:"status"`
+	Tools          []string `json:"tools"`
+	SlashCommands  []string `json:"slash_commands"`
+	PermissionMode string   `json:"permissionMode"`
+	Model          string   `json:"model"`
+	TaskID         string   `json:"task_id"`
+	ToolUseID      string   `json:"tool_use_id"`
+	Status         string   `json:"status"`
 	// result
 	IsError      bool            `json:"is_error"`
 	Result       string          `json:"result"`
