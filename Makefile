@@ -17,7 +17,7 @@ CLAUDE_DIR     ?= $(HOME)/.cache/agentjq/claude-$(CLAUDE_VERSION)
 CLAUDE_BIN      = $(CLAUDE_DIR)/node_modules/.bin/claude
 export AGENTJQ_LIVE_CLAUDE ?= $(CLAUDE_BIN)
 
-.PHONY: all build install test test-short lint fuzz bench man fixtures claude clean
+.PHONY: all build install test test-short lint fuzz bench man protocol fixtures claude clean
 
 all: build
 
@@ -69,6 +69,10 @@ bench: build
 	./scripts/bench.sh | tee BENCHMARKS.md.new && mv BENCHMARKS.md.new BENCHMARKS.md
 
 man:
+	$(GO) run ./internal/tools/genman -o man
+
+protocol:
+	$(GO) run ./internal/tools/genprotocol
 	$(GO) run ./internal/tools/genman -o man
 
 fixtures: claude

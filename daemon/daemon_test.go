@@ -60,16 +60,20 @@ func (t *traffic) add(b []byte) {
 	t.mu.Unlock()
 }
 
-var allTraffic = &traffic{}
-
 func connect(t *testing.T, srv *Server, auth bool) *testClient {
 	t.Helper()
 	x, y := net.Pipe()
 	go srv.ServeStream(context.Background(), jsonrpc.NewLineStream(x, x, x), auth)
-	tc := &testClient{t: t, events: map[string][]Event{}, changed: make(chan struct{}, 1), raw: allTraffic}
-	tc.conn = jsonrpc.NewConn(recordingStream{jsonrpc.NewLineStream(y, y, y), allTraffic}, jsonrpc.Options{Handler: tc.handle, Logf: t.Logf})
+	tr := &traffic{}
+	tc := &testClient{t: t, events: map[string][]Event{}, changed: make(chan struct{}, 1), raw: tr}
+	tc.conn = jsonrpc.NewConn(recordingStream{jsonrpc.NewLineStream(y, y, y), tr}, jsonrpc.Options{Handler: tc.handle, Logf: t.Logf})
 	go tc.conn.Run(context.Background())
-	t.Cleanup(func() { tc.conn.Close() })
+	t.Cleanup(func() {
+		tc.conn.Close()
+		if !t.Failed() {
+			validateTraffic(t, tr)
+		}
+	})
 	return tc
 }
 
