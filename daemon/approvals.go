@@ -158,6 +158,9 @@ func (a *approvals) respond(id, who string, d Decision) (ResolvedParams, error) 
 		v.Message = "agentjq: denied by " + who + "."
 	}
 	r := ResolvedParams{ID: id, SessionID: p.sess.ID, Who: who, Decision: d.Decision, Scope: d.Scope}
+	if d.Decision == protocol.Deny {
+		r.Reason = CodeApprovalDenied
+	}
 	if !a.finish(id, r) {
 		a.mu.Lock()
 		won := a.resolved[id]

@@ -44,7 +44,7 @@ var ErrorCodes = []struct{ Code, Meaning string }{
 	{CodeNotFound, "no such session, approval or method"},
 	{CodeInvalidParams, "the params do not match the method's schema"},
 	{CodeModeDenied, "the agent refused the permission mode"},
-	{CodeApprovalDenied, "an approval was answered deny (its result, not a failure of the call)"},
+	{CodeApprovalDenied, "an approval was answered deny: the reason in approval.resolved (a decision, not a failed call)"},
 	{CodeApprovalTimeout, "the approval was not answered within --approval-timeout and was denied"},
 	{CodeNotImplemented, "a method of the seed protocol this daemon does not offer"},
 	{CodeInternal, "a failure inside the daemon"},
