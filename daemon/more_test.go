@@ -49,10 +49,10 @@ func runTestDaemon(home string) int {
 	return 0
 }
 
-func eventsOf(tc *testClient, sid string) []Event {
+func eventsOf(tc *testClient, sid string) []testEvent {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
-	return append([]Event(nil), tc.events[sid]...)
+	return append([]testEvent(nil), tc.events[sid]...)
 }
 
 // An approval asked while no client is connected waits in the queue and
