@@ -177,7 +177,7 @@ func Claim(home string) error {
 		return nil
 	}
 	var f DaemonFile
-	if json.Unmarshal(b, &f) == nil && f.Pid > 0 && f.Pid != os.Getpid() && pidAlive(f.Pid) {
+	if json.Unmarshal(b, &f) == nil && f.Pid > 0 && pidAlive(f.Pid) {
 		return &ErrRunning{Pid: f.Pid, File: path}
 	}
 	_ = os.Remove(path)
