@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -31,7 +32,35 @@ func (d *clientDecider) Decide(ctx context.Context, req *approve.Request) (appro
 	if n := len(trace); n > 0 {
 		trace = trace[:n-1] // the default's deny, which the clients now replace
 	}
-	return d.s.srv.approvals.ask(ctx, d.s, req, trace)
+	v, err := d.s.srv.approvals.ask(ctx, d.s, req, trace)
+	if err != nil || v.Behavior != protocol.Allow {
+		return v, err
+	}
+	ran := req
+	if len(v.UpdatedInput) > 0 && !bytes.Equal(v.UpdatedInput, req.Input) {
+		// A person's rewrite is held to the policy like any input: what
+		// the chain denies for the rewritten call (a protected control
+		// file, a deny rule) stays denied.
+		r := *req
+		r.Input = v.UpdatedInput
+		if again, _ := d.s.chain.Explain(ctx, &r, nil); again.Source != protocol.ByDefault && again.Behavior != protocol.Allow {
+			again.Behavior = protocol.Deny
+			again.Message = "agentjq: the rewritten call is not allowed: " + again.Message
+			return again, nil
+		}
+		ran = &r
+	}
+	if ran.ToolName == "Bash" {
+		// The chain did not decide this call: tell its shell tracker, so
+		// relative paths after a cd are judged where the shell is.
+		var in struct {
+			Command string `json:"command"`
+		}
+		if json.Unmarshal(ran.Input, &in) == nil && in.Command != "" {
+			d.s.chain.ObserveBash(ran.Cwd, in.Command)
+		}
+	}
+	return v, nil
 }
 
 type pendingApproval struct {

@@ -266,3 +266,26 @@ func TestLiveKilledDaemonLeavesNoAgent(t *testing.T) {
 	cmd.Wait()
 	proctest.None(t, mark, 10*time.Second)
 }
+
+// A client's allow that rewrites the call is held to the policy: a
+// rewrite that writes a protected control file is denied, never run.
+func TestLiveRewriteHeldToProtection(t *testing.T) {
+	srv, wd := liveServer(t, Options{})
+	a := connect(t, srv, true)
+	a.hello(srv.Token())
+	a.answer = func(ApprovalInfo) (any, error) {
+		return Decision{Decision: "allow", UpdatedInput: json.RawMessage(`{"command":"echo evil > .npmrc","description":"x"}`)}, nil
+	}
+	var cr CreateResult
+	a.must("session.create", CreateParams{Workdir: wd}, &cr)
+	zero := int64(0)
+	a.must("session.subscribe", SubscribeParams{SessionID: cr.SessionID, AfterSeq: &zero}, nil)
+	a.must("session.prompt", PromptParams{SessionID: cr.SessionID, Text: bashTurn}, nil)
+	a.waitFor("turn.done", 60*time.Second, func() bool { return hasKind(a.events[cr.SessionID], "turn.done", 1) })
+	if _, err := os.Stat(filepath.Join(wd, ".npmrc")); err == nil {
+		t.Fatal("a rewrite to a protected control file ran")
+	}
+	if _, err := os.Stat(filepath.Join(wd, "ran-it")); err == nil {
+		t.Fatal("the original call ran instead")
+	}
+}
