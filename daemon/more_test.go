@@ -289,3 +289,71 @@ func TestLiveRewriteHeldToProtection(t *testing.T) {
 		t.Fatal("the original call ran instead")
 	}
 }
+
+// scope "always" writes claude's suggested allow rule into the allowlist
+// policy file (never the agent's settings); permission.allowlist.* edit
+// it, validated as a policy; a later daemon on the same home still reads
+// the ended session from its recording.
+func TestLiveAlwaysAllowlistAndRestart(t *testing.T) {
+	home := t.TempDir()
+	allow := filepath.Join(home, "allow.json")
+	srv, wd := liveServer(t, Options{Home: home, Allowlist: allow})
+	a := connect(t, srv, true)
+	a.hello(srv.Token())
+	var sugg []json.RawMessage
+	a.answer = func(ap ApprovalInfo) (any, error) {
+		sugg = ap.Suggestions
+		return Decision{Decision: "allow", Scope: "always"}, nil
+	}
+	var cr CreateResult
+	a.must("session.create", CreateParams{Workdir: wd}, &cr)
+	zero := int64(0)
+	a.must("session.subscribe", SubscribeParams{SessionID: cr.SessionID, AfterSeq: &zero}, nil)
+	a.must("session.prompt", PromptParams{SessionID: cr.SessionID, Text: bashTurn}, nil)
+	a.waitFor("turn.done", 60*time.Second, func() bool { return hasKind(a.events[cr.SessionID], "turn.done", 1) })
+	var al AllowlistResult
+	a.must("permission.allowlist.list", nil, &al)
+	if len(sugg) > 0 {
+		if len(al.Allow) == 0 {
+			t.Fatalf("scope always wrote no rule; suggestions %s", sugg)
+		}
+	} else {
+		t.Logf("claude made no permission_suggestions for this call")
+	}
+	a.must("permission.allowlist.add", AllowlistParams{Rule: "Read(./docs/**)"}, &al)
+	if !strings.Contains(strings.Join(al.Allow, " "), "Read(./docs/**)") {
+		t.Fatalf("add: %v", al.Allow)
+	}
+	a.must("permission.allowlist.remove", AllowlistParams{Rule: "Read(./docs/**)"}, &al)
+	if strings.Contains(strings.Join(al.Allow, " "), "Read(./docs/**)") {
+		t.Fatalf("remove: %v", al.Allow)
+	}
+	wantCode(t, "remove missing", a.call("permission.allowlist.remove", AllowlistParams{Rule: "Nope"}, nil), CodeNotFound)
+	if _, err := os.Stat(filepath.Join(wd, ".claude", "settings.local.json")); err == nil {
+		t.Fatal("the agent's settings were written")
+	}
+	a.must("session.close", SessionRef{SessionID: cr.SessionID}, nil)
+	s, _ := srv.session(cr.SessionID)
+	<-s.done
+	last := s.lastSeq()
+	srv.Shutdown()
+
+	srv2, err := New(Options{Home: home, ServerVersion: "test", Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := connect(t, srv2, true)
+	b.hello(srv2.Token())
+	var rr SubscribeResult
+	b.must("session.resume", ResumeParams{SessionID: cr.SessionID, AfterSeq: 0}, &rr)
+	if !rr.Ended || rr.LastSeq != last {
+		t.Fatalf("after restart: %+v, want last %d", rr, last)
+	}
+	b.waitFor("replay", 10*time.Second, func() bool { return int64(len(b.events[cr.SessionID])) >= last })
+	checkSeqs(t, "after restart", eventsOf(b, cr.SessionID), 1)
+	var lr ListResult
+	b.must("session.list", nil, &lr)
+	if len(lr.Sessions) != 1 || !lr.Sessions[0].Ended {
+		t.Fatalf("list after restart %+v", lr)
+	}
+}

@@ -144,6 +144,16 @@ func (s *Server) Shutdown() {
 	for _, ss := range live {
 		<-ss.done
 	}
+	// Then the clients: they have seen session.ended.
+	s.mu.Lock()
+	var conns []*client
+	for c := range s.clients {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.conn.Close()
+	}
 	s.wg.Wait()
 }
 
@@ -255,11 +265,8 @@ func (s *Server) ListenUnix(ctx context.Context, path string) (net.Listener, err
 func (s *Server) ServeStream(ctx context.Context, st jsonrpc.Stream, auth bool) error {
 	s.wg.Add(1)
 	defer s.wg.Done()
-	c := s.newClient(auth)
-	c.conn = jsonrpc.NewConn(st, jsonrpc.Options{
-		Handler:    c.handle,
-		OnResponse: c.onResponse,
-		Logf:       s.opts.Logf,
+	c := s.newClient(auth, func(c *client) *jsonrpc.Conn {
+		return jsonrpc.NewConn(st, jsonrpc.Options{Handler: c.handle, OnResponse: c.onResponse, Logf: s.opts.Logf})
 	})
 	go c.writeLoop()
 	err := c.conn.Run(ctx)
@@ -352,12 +359,13 @@ func (s *Server) liveCount() int {
 	return n
 }
 
-func (s *Server) newClient(auth bool) *client {
+func (s *Server) newClient(auth bool, conn func(*client) *jsonrpc.Conn) *client {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.nextCli++
 	c := &client{srv: s, id: "client-" + strconv.Itoa(s.nextCli), needAuth: auth,
 		out: make(chan []byte, s.opts.QueueLen), subs: map[string]*subscription{}, gone: make(chan struct{})}
+	c.conn = conn(c)
 	s.clients[c] = struct{}{}
 	return c
 }
