@@ -176,3 +176,43 @@ func hasTurnDone(s *Session) bool {
 	}
 	return false
 }
+
+// command.run and session.compact send slash commands as turns, and
+// backend.set (the model, on claude) is answered by the agent.
+func TestLiveCommandRunCompactBackend(t *testing.T) {
+	srv, wd := liveServer(t, Options{})
+	a := connect(t, srv, true)
+	a.hello(srv.Token())
+	var cr CreateResult
+	a.must("session.create", CreateParams{Workdir: wd}, &cr)
+	sid := cr.SessionID
+	zero := int64(0)
+	a.must("session.subscribe", SubscribeParams{SessionID: sid, AfterSeq: &zero}, nil)
+	a.must("session.prompt", PromptParams{SessionID: sid, Text: "hello"}, nil)
+	a.waitFor("turn 1", 60*time.Second, func() bool { return hasKind(a.events[sid], "turn.done", 1) })
+	var pr PromptResult
+	a.must("command.run", CommandRunParams{SessionID: sid, Command: "context"}, &pr)
+	a.waitFor("command turn", 60*time.Second, func() bool { return hasKind(a.events[sid], "turn.done", 2) })
+	a.must("session.compact", SessionRef{SessionID: sid}, &pr)
+	a.waitFor("compact turn", 60*time.Second, func() bool { return hasKind(a.events[sid], "turn.done", 3) })
+	a.must("backend.set", BackendSetParams{SessionID: sid, Model: "claude-sonnet-4-5"}, nil)
+	a.waitFor("set_model answered", 30*time.Second, func() bool {
+		for _, e := range a.events[sid] {
+			if e.Kind == "agent.line" && strings.Contains(string(e.Payload), "agentjq-daemon-set_model") {
+				return true
+			}
+		}
+		return false
+	})
+	var started []string
+	for _, e := range eventsOf(a, sid) {
+		if e.Kind == "turn.started" {
+			var p TurnStartedPayload
+			json.Unmarshal(e.Payload, &p)
+			started = append(started, p.Text)
+		}
+	}
+	if strings.Join(started, "|") != "hello|/context|/compact" {
+		t.Fatalf("turns %q", started)
+	}
+}
