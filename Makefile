@@ -26,7 +26,7 @@ CLAUDE_VERSION  ?= $(lastword $(CLAUDE_VERSIONS))
 claude_bin       = $(HOME)/.cache/agentjq/claude-$(1)/node_modules/.bin/claude
 CLAUDE_BIN       = $(call claude_bin,$(CLAUDE_VERSION))
 
-.PHONY: node-clients all build install test test-short lint staticcheck fuzz bench man fixtures claude cli-schema cli-drift clean
+.PHONY: node-clients all build install test test-short lint staticcheck fuzz bench man protocol fixtures claude cli-schema cli-drift clean
 
 all: build
 
@@ -105,6 +105,12 @@ bench: build
 	./scripts/bench.sh | tee BENCHMARKS.md.new && mv BENCHMARKS.md.new BENCHMARKS.md
 
 man:
+	$(GO) run ./internal/tools/genman -o man
+
+# The daemon's protocol files, generated from its Go method table:
+# daemon/protocol.json, sdk/protocol.ts and agentjq-daemon(7).
+protocol:
+	$(GO) run ./internal/tools/genprotocol
 	$(GO) run ./internal/tools/genman -o man
 
 # Records every fixture scenario with CLI CLAUDE_VERSION into

@@ -23,6 +23,9 @@ type CLI struct {
 	Record     RecordCmd     `cmd:"" help:"Run a session like spawn and record both directions to a file."`
 	Replay     ReplayCmd     `cmd:"" help:"Replay a recording to stdout, or stand in for the agent."`
 	Proxy      ProxyCmd      `cmd:"" help:"Stand in for claude in a client that speaks its protocol (Agent SDKs, IDE plugins): policy, recording, pass-through."`
+	Serve      ServeCmd      `cmd:"" help:"Run the session daemon: sessions, events and approvals over JSON-RPC (Unix socket, WebSocket, stdio)."`
+	Attach     AttachCmd     `cmd:"" help:"Print a daemon session's agent lines as NDJSON, resumably; answer its approvals when asked."`
+	Call       CallCmd       `cmd:"" help:"Make one JSON-RPC call to the daemon and print its result."`
 	Man        ManCmd        `cmd:"" help:"Show a manual page."`
 	Completion CompletionCmd `cmd:"" help:"Print a shell completion script (bash, zsh, fish)."`
 	Version    VersionCmd    `cmd:"" help:"Print agentjq's version and the agent versions it was checked against."`

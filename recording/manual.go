@@ -107,7 +107,10 @@ recording may be gzip-compressed: **filter**, **filter --view**,
     **event**: one of agentjq's own events (type "agentjq");
     **meta**: a fact learnt mid-session: {"agent_version":"..."} once the
     agent reports **claude_code_version** in system/init or in its initialize
-    response.
+    response;
+    **daemon**: an event of **agentjq serve** (the session.event params, with
+    its own **seq** in msg), appended before any client sees it: the
+    session's event log (agentjq-daemon(7)).
     Readers must skip directions they do not know.
 
 **party**

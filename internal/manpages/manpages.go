@@ -8,6 +8,7 @@ package manpages
 
 import (
 	"fmt"
+	"github.com/agentjq/agentjq/daemon"
 	"reflect"
 	"sort"
 	"strconv"
@@ -84,6 +85,11 @@ func Generate(in Input) (map[string][]byte, error) {
 	}
 	pages["agentjq-policy.5"] = pol.Bytes()
 	pages["agentjq-protocol.7"] = protocolPage().Bytes()
+	dmn, err := roff.FromMarkdown(daemon.Manual())
+	if err != nil {
+		return nil, fmt.Errorf("daemon.Manual: %w", err)
+	}
+	pages["agentjq-daemon.7"] = dmn.Bytes()
 	return pages, nil
 }
 

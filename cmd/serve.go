@@ -1,0 +1,147 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/agentjq/agentjq/daemon"
+	"github.com/agentjq/agentjq/internal/buildinfo"
+	"github.com/agentjq/agentjq/iostreams"
+	"github.com/agentjq/agentjq/jsonrpc"
+)
+
+// ServeCmd is the serve subcommand: the session daemon.
+type ServeCmd struct {
+	Listen          string        `default:"127.0.0.1:0" placeholder:"ADDR" help:"WebSocket address; anything but loopback only when named explicitly (and then the token still guards it). \"\" : no WebSocket."`
+	Socket          string        `placeholder:"PATH" help:"Unix socket (mode 0600); default $$AGENTJQ_HOME/daemon.sock."`
+	Home            string        `placeholder:"DIR" help:"State directory (default $$AGENTJQ_HOME, else $$XDG_RUNTIME_DIR/agentjq, else ~/.agentjq)."`
+	Stdio           bool          `help:"Speak JSON-RPC on stdin/stdout to one client, without a token (tests, embedding)."`
+	Bin             string        `placeholder:"PATH" help:"The agent binary (default: $$AGENTJQ_AGENT_BIN, else claude on PATH)."`
+	Policy          []string      `placeholder:"FILE" help:"Policy files applied to every session before its own; repeatable."`
+	Allowlist       string        `placeholder:"FILE" help:"The rules file that scope \"always\" and permission.allowlist.* edit (created if missing, default \"ask\")."`
+	ApprovalTimeout time.Duration `default:"10m" help:"Deny an approval no client answered after this long."`
+	AllowOrigin     []string      `placeholder:"HOST" help:"A browser Origin host allowed on /ws (none by default); repeatable."`
+	MaxSessions     int           `default:"256" help:"Live sessions at most; more fail overloaded."`
+}
+
+// daemonHome is where daemon.json, token and sessions/ live.
+func daemonHome(ios *iostreams.IO, flag string) (string, error) {
+	if flag != "" {
+		return filepath.Abs(flag)
+	}
+	if h := ios.Getenv("AGENTJQ_HOME"); h != "" {
+		return filepath.Abs(h)
+	}
+	if x := ios.Getenv("XDG_RUNTIME_DIR"); x != "" {
+		return filepath.Join(x, "agentjq"), nil
+	}
+	home := ios.Getenv("HOME")
+	if home == "" {
+		return "", errors.New("no home directory: set AGENTJQ_HOME or pass --home")
+	}
+	return filepath.Join(home, ".agentjq"), nil
+}
+
+// Run runs serve.
+func (c *ServeCmd) Run(ctx context.Context, ios *iostreams.IO) error {
+	home, err := daemonHome(ios, c.Home)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return err
+	}
+	bin := c.Bin
+	if bin == "" {
+		bin = ios.Getenv("AGENTJQ_AGENT_BIN")
+	}
+	srv, err := daemon.New(daemon.Options{Home: home, ServerVersion: buildinfo.Version(), AgentBin: bin, Env: ios.Environ,
+		Policies: c.Policy, Allowlist: c.Allowlist, ApprovalTimeout: c.ApprovalTimeout, MaxSessions: c.MaxSessions,
+		AllowedOrigins: c.AllowOrigin, Logf: func(f string, a ...any) { fmt.Fprintf(ios.Err, f+"\n", a...) }})
+	if err != nil {
+		return err
+	}
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	if c.Stdio {
+		done := make(chan error, 1)
+		go func() { done <- srv.ServeStream(ctx, jsonrpc.NewLineStream(ios.In, ios.Out, nil), false) }()
+		select {
+		case err = <-done:
+		case <-sigs:
+		case <-srv.Done():
+		}
+		srv.Shutdown()
+		return err
+	}
+
+	if err := daemon.Claim(home); err != nil {
+		return err
+	}
+	socket := c.Socket
+	if socket == "" {
+		socket = filepath.Join(home, "daemon.sock")
+	}
+	ul, err := srv.ListenUnix(ctx, socket)
+	if err != nil {
+		return fmt.Errorf("socket %s: %w", socket, err)
+	}
+	defer ul.Close()
+	defer os.Remove(socket)
+	if c.Listen != "" {
+		host, _, err := net.SplitHostPort(c.Listen)
+		if err != nil {
+			return usageError("--listen %s: %v", c.Listen, err)
+		}
+		ip := net.ParseIP(host)
+		remote := !(host == "localhost" || ip != nil && ip.IsLoopback())
+		tl, err := net.Listen("tcp", c.Listen)
+		if err != nil {
+			return err
+		}
+		srv.SetPort(tl.Addr().(*net.TCPAddr).Port)
+		hs := &http.Server{Handler: srv.HTTPHandler(ctx, daemon.SchemaJSON(), remote), ReadHeaderTimeout: 10 * time.Second}
+		go hs.Serve(tl)
+		defer hs.Close()
+	}
+	path, err := srv.WriteDaemonFile()
+	if err != nil {
+		return err
+	}
+	defer srv.RemoveDaemonFile()
+	fmt.Fprintf(ios.Err, "agentjq serve: listening (%s); clients read %s\n", socket, path)
+	select {
+	case <-sigs:
+	case <-srv.Done():
+	case <-ctx.Done():
+	}
+	srv.Shutdown()
+	return nil
+}
+
+// Help is shown after the flags in serve --help.
+func (c *ServeCmd) Help() string {
+	return `The session daemon: every capability is a JSON-RPC 2.0 method, over a Unix
+socket (0600), a WebSocket (ws://127.0.0.1:PORT/ws) or stdin/stdout (--stdio).
+Clients call system.hello {token, clientVersion, protocolVersion} first; the
+token is in the file daemon.json names. Sessions are recorded to
+$AGENTJQ_HOME/sessions/<id>.rec, which is also their event log. See
+agentjq-daemon(7).
+
+Examples:
+  agentjq serve &
+  agentjq call session.create '{"workdir":"'$PWD'"}'
+  agentjq attach SESSION | agentjq filter --view`
+}

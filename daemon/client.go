@@ -1,0 +1,274 @@
+package daemon
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/agentjq/agentjq/bridge"
+	"github.com/agentjq/agentjq/jsonrpc"
+	"github.com/agentjq/agentjq/protocol"
+)
+
+// client is one connection.
+type client struct {
+	srv      *Server
+	id       string
+	name     string
+	needAuth bool
+	authed   atomic.Bool
+	conn     *jsonrpc.Conn
+
+	// out is the bounded queue of messages to the client: a session never
+	// waits for a client; one that falls behind is dropped (overloaded).
+	out      chan []byte
+	dropped  atomic.Bool
+	gone     chan struct{}
+	goneOnce sync.Once
+
+	mu   sync.Mutex
+	subs map[string]*subscription // by session id
+}
+
+func (c *client) who() string {
+	if c.name != "" {
+		return c.id + " (" + c.name + ")"
+	}
+	return c.id
+}
+
+// send queues b without waiting; a full queue drops the client.
+func (c *client) send(b []byte) bool {
+	if c.dropped.Load() {
+		return false
+	}
+	select {
+	case c.out <- b:
+		return true
+	default:
+		c.overflow()
+		return false
+	}
+}
+
+// sendWait queues b, waiting for room (replay, on the client's own goroutine).
+func (c *client) sendWait(ctx context.Context, b []byte) bool {
+	select {
+	case c.out <- b:
+		return true
+	case <-c.gone:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (c *client) overflow() {
+	if !c.dropped.CompareAndSwap(false, true) {
+		return
+	}
+	last := map[string]int64{}
+	c.mu.Lock()
+	for id, sub := range c.subs {
+		last[id] = sub.sent.Load()
+	}
+	c.mu.Unlock()
+	msg := notification("system.disconnect", DisconnectParams{Code: CodeOverloaded,
+		Reason: fmt.Sprintf("the client fell behind (%d messages queued); resume with session.resume from the last seq received", cap(c.out)), LastSeq: last})
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2e9)
+		defer cancel()
+		_ = c.conn.WriteRaw(ctx, msg)
+		c.conn.CloseWithReason("overloaded: fell behind; resume by seq")
+	}()
+}
+
+func (c *client) writeLoop() {
+	for {
+		select {
+		case b := <-c.out:
+			if c.dropped.Load() {
+				continue
+			}
+			if err := c.conn.WriteRaw(c.conn.Context(), b); err != nil {
+				return
+			}
+			c.noteSent(b)
+		case <-c.conn.Done():
+			return
+		}
+	}
+}
+
+// noteSent remembers the last seq sent per session, for system.disconnect.
+func (c *client) noteSent(b []byte) {
+	if !strings.HasPrefix(string(b[:min(len(b), 60)]), `{"jsonrpc":"2.0","method":"session.event"`) {
+		return
+	}
+	var m struct {
+		Params struct {
+			SessionID string `json:"sessionId"`
+			Seq       int64  `json:"seq"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(b, &m) != nil {
+		return
+	}
+	c.mu.Lock()
+	sub := c.subs[m.Params.SessionID]
+	c.mu.Unlock()
+	if sub != nil {
+		sub.sent.Store(m.Params.Seq)
+	}
+}
+
+func (c *client) onResponse(_ *jsonrpc.Conn, r *jsonrpc.Response) {
+	var id string
+	if json.Unmarshal(r.ID, &id) != nil {
+		c.srv.opts.Logf("agentjq serve: %s: a response to unknown request %s ignored", c.who(), r.ID)
+		return
+	}
+	if r.Error != nil {
+		c.srv.opts.Logf("agentjq serve: %s: approval %s: the client answered an error: %v", c.who(), id, r.Error)
+		return
+	}
+	var d Decision
+	if err := strictDecode(r.Result, &d); err != nil {
+		c.srv.opts.Logf("agentjq serve: %s: approval %s: %v", c.who(), id, err)
+		return
+	}
+	if _, err := c.srv.approvals.respond(id, c.who(), d); err != nil {
+		c.srv.opts.Logf("agentjq serve: %s: late answer to approval %s ignored: %v", c.who(), id, err)
+	}
+}
+
+func strictDecode(b []byte, v any) error {
+	r := jsonrpc.Request{Method: "response", Params: b}
+	return r.DecodeParams(v)
+}
+
+func (c *client) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	if req.Method != "system.hello" && c.needAuth && !c.authed.Load() {
+		return nil, rpcErr(CodeUnauthorized, "call system.hello with the daemon's token first", nil)
+	}
+	if !c.needAuth && req.Method != "system.hello" {
+		c.authed.Store(true)
+	}
+	for _, n := range notOffered {
+		if req.Method == n {
+			return nil, rpcErr(CodeNotImplemented, req.Method+" is a method of the seed protocol that agentjq does not offer (see agentjq-daemon(7))", nil)
+		}
+	}
+	h, ok := handlers[req.Method]
+	if !ok {
+		return nil, rpcErr(CodeNotFound, "no method "+strconv.Quote(req.Method), nil)
+	}
+	res, err := h(ctx, c, req)
+	if e, ok := err.(*jsonrpc.Error); ok && e.Code == jsonrpc.CodeInvalidParams && e.DataCode() == "" {
+		return nil, rpcErr(CodeInvalidParams, e.Message, nil)
+	}
+	return res, err
+}
+
+type handlerFunc func(ctx context.Context, c *client, req *jsonrpc.Request) (any, error)
+
+var handlers map[string]handlerFunc
+
+func init() {
+	handlers = map[string]handlerFunc{
+		"system.hello":                hello,
+		"system.info":                 info,
+		"system.health":               func(context.Context, *client, *jsonrpc.Request) (any, error) { return HealthResult{OK: true}, nil },
+		"system.shutdown":             shutdownMethod,
+		"session.create":              create,
+		"session.list":                list,
+		"session.subscribe":           subscribe,
+		"session.unsubscribe":         unsubscribe,
+		"session.resume":              resume,
+		"session.prompt":              prompt,
+		"session.interrupt":           interrupt,
+		"session.setMode":             setMode,
+		"session.compact":             compact,
+		"session.close":               closeSession,
+		"session.deleteSaved":         deleteSaved,
+		"command.list":                commandList,
+		"command.run":                 commandRun,
+		"tool.list":                   toolList,
+		"backend.set":                 backendSet,
+		"approval.list":               approvalList,
+		"approval.respond":            approvalRespond,
+		"permission.allowlist.list":   allowlistList,
+		"permission.allowlist.add":    allowlistAdd,
+		"permission.allowlist.remove": allowlistRemove,
+	}
+}
+
+func hello(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
+	var p HelloParams
+	if err := req.DecodeParams(&p); err != nil {
+		return nil, err
+	}
+	if c.needAuth && subtle.ConstantTimeCompare([]byte(p.Token), []byte(c.srv.token)) != 1 {
+		return nil, rpcErr(CodeUnauthorized, "wrong token (read it from the file daemon.json names)", nil)
+	}
+	if major(p.ProtocolVersion) != major(ProtocolVersion) || major(ProtocolVersion) == "0" && minor(p.ProtocolVersion) != minor(ProtocolVersion) {
+		return nil, rpcErr(CodeProtocolIncompatible, fmt.Sprintf("client protocol %q, server protocol %s", p.ProtocolVersion, ProtocolVersion),
+			map[string]any{"serverProtocolVersion": ProtocolVersion})
+	}
+	c.name = p.ClientName
+	c.authed.Store(true)
+	versions := c.srv.opts.CLIVersions
+	if versions == nil {
+		versions = protocol.CheckedVersions
+	}
+	var agents []AgentProfile
+	for _, name := range []string{"claude"} {
+		p := bridge.Profiles[name]
+		bin := c.srv.opts.AgentBin
+		if bin == "" {
+			bin = p.Name
+		}
+		agents = append(agents, AgentProfile{Name: name, Binary: bin, Versions: versions})
+	}
+	return HelloResult{ProtocolVersion: ProtocolVersion, ServerVersion: c.srv.opts.ServerVersion,
+		Capabilities: Capabilities(), Agents: agents, ClientID: c.id}, nil
+}
+
+// major and minor of a semver; pre-1.0 a minor change is breaking.
+func major(v string) string {
+	v = strings.TrimPrefix(v, "v")
+	m, _, _ := strings.Cut(v, ".")
+	return m
+}
+
+func minor(v string) string {
+	parts := strings.SplitN(strings.TrimPrefix(v, "v"), ".", 3)
+	if len(parts) < 2 {
+		return ""
+	}
+	return parts[1]
+}
+
+func info(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
+	var p Empty
+	if err := req.DecodeParams(&p); err != nil {
+		return nil, err
+	}
+	s := c.srv
+	s.mu.Lock()
+	n, nc := len(s.sessions), len(s.clients)
+	s.mu.Unlock()
+	return InfoResult{ProtocolVersion: ProtocolVersion, ServerVersion: s.opts.ServerVersion, Pid: os.Getpid(), Home: s.opts.Home,
+		Socket: s.socketPath, Port: s.port, Sessions: n, Clients: nc, Policy: s.opts.Allowlist}, nil
+}
+
+func shutdownMethod(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
+	go c.srv.Shutdown()
+	return Empty{}, nil
+}

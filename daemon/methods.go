@@ -1,0 +1,323 @@
+package daemon
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/agentjq/agentjq/jsonrpc"
+)
+
+func create(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
+	var p CreateParams
+	if err := req.DecodeParams(&p); err != nil {
+		return nil, err
+	}
+	s, err := c.srv.startSession(p)
+	if err != nil {
+		return nil, err
+	}
+	return CreateResult{SessionID: s.ID, Recording: s.path}, nil
+}
+
+func list(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
+	var p Empty
+	if err := req.DecodeParams(&p); err != nil {
+		return nil, err
+	}
+	c.srv.mu.Lock()
+	var out []SessionInfo
+	seen := map[string]bool{}
+	var live []*Session
+	for _, s := range c.srv.sessions {
+		live = append(live, s)
+	}
+	c.srv.mu.Unlock()
+	for _, s := range live {
+		out = append(out, s.info())
+		seen[s.ID] = true
+	}
+	entries, _ := os.ReadDir(filepath.Join(c.srv.opts.Home, "sessions"))
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".rec")
+		if !ok || seen[id] || !validID(id) {
+			continue
+		}
+		if s, err := c.srv.session(id); err == nil {
+			out = append(out, s.info())
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Created < out[j].Created })
+	if out == nil {
+		out = []SessionInfo{}
+	}
+	return ListResult{Sessions: out}, nil
+}
+
+func sessionOf(c *client, req *jsonrpc.Request, p any, id func() string) (*Session, error) {
+	if err := req.DecodeParams(p); err != nil {
+		return nil, err
+	}
+	if id() == "" {
+		return nil, rpcErr(CodeInvalidParams, "sessionId is required", nil)
+	}
+	return c.srv.session(id())
+}
+
+func liveSession(c *client, req *jsonrpc.Request, p any, id func() string) (*Session, error) {
+	s, err := sessionOf(c, req, p, id)
+	if err != nil {
+		return nil, err
+	}
+	if s.readOnly || s.ended() {
+		return nil, rpcErr(CodeSessionEnded, "session "+s.ID+" has ended", nil)
+	}
+	return s, nil
+}
+
+func subscribe(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
+	var p SubscribeParams
+	s, err := sessionOf(c, req, &p, func() string { return p.SessionID })
+	if err != nil {
+		return nil, err
+	}
+	after := s.lastSeq()
+	if p.AfterSeq != nil {
+		after = *p.AfterSeq
+	}
+	if after < 0 {
+		return nil, rpcErr(CodeInvalidParams, "afterSeq must not be negative", nil)
+	}
+	return jsonrpc.Async(func() (any, error) { return s.subscribe(ctx, c, after, p.Kinds, p.Filter) }), nil
+}
+
+func resume(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
+	var p ResumeParams
+	s, err := sessionOf(c, req, &p, func() string { return p.SessionID })
+	if err != nil {
+		return nil, err
+	}
+	if p.AfterSeq < 0 {
+		return nil, rpcErr(CodeInvalidParams, "afterSeq must not be negative", nil)
+	}
+	return jsonrpc.Async(func() (any, error) { return s.subscribe(ctx, c, p.AfterSeq, nil, "") }), nil
+}
+
+func unsubscribe(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
+	var p SessionRef
+	s, err := sessionOf(c, req, &p, func() string { return p.SessionID })
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	sub := c.subs[s.ID]
+	delete(c.subs, s.ID)
+	c.mu.Unlock()
+	if sub == nil {
+		return nil, rpcErr(CodeNotFound, "not subscribed to "+s.ID, nil)
+	}
+	s.unsubscribe(sub)
+	return Empty{}, nil
+}
+
+func prompt(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
+	var p PromptParams
+	s, err := liveSession(c, req, &p, func() string { return p.SessionID })
+	if err != nil {
+		return nil, err
+	}
+	if (p.Text == "") == (p.Message == nil) {
+		return nil, rpcErr(CodeInvalidParams, "give text or message, not both", nil)
+	}
+	seq, err := s.turn(p.Text, p.Message)
+	if err != nil {
+		return nil, err
+	}
+	return PromptResult{FirstSeq: seq}, nil
+}
+
+func interrupt(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
+	var p SessionRef
+	s, err := liveSession(c, req, &p, func() string { return p.SessionID })
+	if err != nil {
+		return nil, err
+	}
+	return Empty{}, s.interrupt()
+}
+
+func setMode(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
+	var p SetModeParams
+	s, err := liveSession(c, req, &p, func() string { return p.SessionID })
+	if err != nil {
+		return nil, err
+	}
+	if !validMode(p.Mode) {
+		return nil, rpcErr(CodeModeDenied, "unknown permission mode "+p.Mode, nil)
+	}
+	return Empty{}, s.control("set_permission_mode", map[string]any{"mode": p.Mode})
+}
+
+func compact(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
+	var p SessionRef
+	s, err := liveSession(c, req, &p, func() string { return p.SessionID })
+	if err != nil {
+		return nil, err
+	}
+	seq, err := s.turn("/compact", nil)
+	if err != nil {
+		return nil, err
+	}
+	return PromptResult{FirstSeq: seq}, nil
+}
+
+func closeSession(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
+	var p SessionRef
+	s, err := liveSession(c, req, &p, func() string { return p.SessionID })
+	if err != nil {
+		return nil, err
+	}
+	s.close()
+	return Empty{}, nil
+}
+
+func deleteSaved(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
+	var p SessionRef
+	s, err := sessionOf(c, req, &p, func() string { return p.SessionID })
+	if err != nil {
+		return nil, err
+	}
+	if !s.readOnly && !s.ended() {
+		return nil, rpcErr(CodeInvalidParams, "session "+s.ID+" is running; close it first", nil)
+	}
+	if err := os.Remove(c.srv.recordingPath(s.ID)); err != nil {
+		return nil, rpcErr(CodeNotFound, err.Error(), nil)
+	}
+	c.srv.mu.Lock()
+	delete(c.srv.sessions, s.ID)
+	c.srv.mu.Unlock()
+	return Empty{}, nil
+}
+
+func commandList(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
+	var p SessionRef
+	s, err := sessionOf(c, req, &p, func() string { return p.SessionID })
+	if err != nil {
+		return nil, err
+	}
+	s.infoMu.Lock()
+	defer s.infoMu.Unlock()
+	return CommandListResult{Commands: append([]CommandInfo{}, s.commands...)}, nil
+}
+
+func commandRun(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
+	var p CommandRunParams
+	s, err := liveSession(c, req, &p, func() string { return p.SessionID })
+	if err != nil {
+		return nil, err
+	}
+	name := strings.TrimPrefix(p.Command, "/")
+	if name == "" || strings.ContainsAny(name, " \n") {
+		return nil, rpcErr(CodeInvalidParams, "command must be a slash command's name", nil)
+	}
+	text := "/" + name
+	if p.Args != "" {
+		text += " " + p.Args
+	}
+	seq, err := s.turn(text, nil)
+	if err != nil {
+		return nil, err
+	}
+	return PromptResult{FirstSeq: seq}, nil
+}
+
+func toolList(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
+	var p SessionRef
+	s, err := sessionOf(c, req, &p, func() string { return p.SessionID })
+	if err != nil {
+		return nil, err
+	}
+	s.infoMu.Lock()
+	defer s.infoMu.Unlock()
+	return ToolListResult{Tools: append([]string{}, s.tools...)}, nil
+}
+
+func backendSet(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
+	var p BackendSetParams
+	s, err := liveSession(c, req, &p, func() string { return p.SessionID })
+	if err != nil {
+		return nil, err
+	}
+	if p.Model == "" {
+		return nil, rpcErr(CodeInvalidParams, "model is required", nil)
+	}
+	return Empty{}, s.control("set_model", map[string]any{"model": p.Model})
+}
+
+func approvalList(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
+	var p ApprovalListParams
+	if err := req.DecodeParams(&p); err != nil {
+		return nil, err
+	}
+	out := c.srv.approvals.list(p.SessionID)
+	if out == nil {
+		out = []ApprovalInfo{}
+	}
+	return ApprovalListResult{Approvals: out}, nil
+}
+
+func approvalRespond(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
+	var p RespondParams
+	if err := req.DecodeParams(&p); err != nil {
+		return nil, err
+	}
+	return c.srv.approvals.respond(p.ID, c.who(), Decision{Decision: p.Decision, Scope: p.Scope, Message: p.Message, UpdatedInput: p.UpdatedInput})
+}
+
+func allowlistResult(s *Server) (any, error) {
+	if s.opts.Allowlist == "" {
+		return nil, rpcErr(CodeInvalidParams, "the daemon has no allowlist policy file (serve --allowlist FILE)", nil)
+	}
+	allow, err := readAllowlist(s.opts.Allowlist, false)
+	if err != nil {
+		return nil, rpcErr(CodeInternal, err.Error(), nil)
+	}
+	if allow == nil {
+		allow = []string{}
+	}
+	return AllowlistResult{Policy: s.opts.Allowlist, Allow: allow}, nil
+}
+
+func allowlistList(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
+	var p Empty
+	if err := req.DecodeParams(&p); err != nil {
+		return nil, err
+	}
+	return allowlistResult(c.srv)
+}
+
+func allowlistAdd(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
+	var p AllowlistParams
+	if err := req.DecodeParams(&p); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(p.Rule) == "" {
+		return nil, rpcErr(CodeInvalidParams, "rule is required", nil)
+	}
+	if err := c.srv.allowlistEdit([]string{p.Rule}, nil); err != nil {
+		return nil, err
+	}
+	return allowlistResult(c.srv)
+}
+
+func allowlistRemove(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
+	var p AllowlistParams
+	if err := req.DecodeParams(&p); err != nil {
+		return nil, err
+	}
+	if err := c.srv.allowlistEdit(nil, []string{p.Rule}); err != nil {
+		return nil, err
+	}
+	return allowlistResult(c.srv)
+}

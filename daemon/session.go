@@ -1,0 +1,564 @@
+package daemon
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/agentjq/agentjq/approve"
+	"github.com/agentjq/agentjq/bridge"
+	"github.com/agentjq/agentjq/jsonrpc"
+	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/recording"
+	"github.com/agentjq/agentjq/redact"
+)
+
+// DirDaemon is the recording direction of the daemon's events: the
+// session.event params, byte for byte as sent (agentjq-recording(5)).
+// Readers that do not know it skip it.
+const DirDaemon protocol.Direction = "daemon"
+
+// Session is one agent session.
+type Session struct {
+	srv      *Server
+	ID       string
+	Workdir  string
+	Agent    string
+	Model    string
+	created  time.Time
+	path     string
+	partial  bool
+	readOnly bool // an ended session of an earlier daemon
+
+	stdin *io.PipeWriter
+	sigs  chan os.Signal
+	chain *approve.Chain
+	rec   *recording.Writer
+	red   *redact.Redactor
+	file  *os.File
+
+	// mu is the append lock: an event is given its seq, written to the
+	// recording and handed to the subscribers under it, so a subscriber
+	// registered under it sees every later event and the file every
+	// earlier one.
+	mu     sync.Mutex
+	seq    int64
+	subs   map[*subscription]struct{}
+	isEnd  bool
+	report bridge.Report
+
+	// From the agent's stream.
+	infoMu    sync.Mutex
+	mode      string
+	agentSID  string
+	tools     []string
+	commands  []CommandInfo
+	taskTools map[string]bool // tool_use ids of Task/Agent calls
+	ownReqs   map[string]string
+	reqSeq    int
+	modeSeen  atomic.Bool
+	closeOnce sync.Once
+
+	done chan struct{}
+}
+
+func newSessionID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b)
+}
+
+func (s *Session) ended() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.isEnd
+}
+
+func (s *Session) lastSeq() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.seq
+}
+
+func (s *Session) info() SessionInfo {
+	s.mu.Lock()
+	seq, ended, outcome := s.seq, s.isEnd, string(s.report.Outcome)
+	s.mu.Unlock()
+	s.infoMu.Lock()
+	mode, asid := s.mode, s.agentSID
+	s.infoMu.Unlock()
+	return SessionInfo{SessionID: s.ID, Workdir: s.Workdir, Agent: s.Agent, Model: s.Model, Mode: mode,
+		Created: s.created.UTC().Format(time.RFC3339Nano), Ended: ended, Outcome: outcome, LastSeq: seq,
+		Recording: s.path, Pending: len(s.srv.approvals.list(s.ID)), AgentSessionID: asid}
+}
+
+// start creates and runs a session.
+func (srv *Server) startSession(p CreateParams) (*Session, error) {
+	if srv.closing.Load() {
+		return nil, rpcErr(CodeSessionEnded, "the daemon is shutting down", nil)
+	}
+	if srv.liveCount() >= srv.opts.MaxSessions {
+		return nil, rpcErr(CodeOverloaded, fmt.Sprintf("%d sessions are running (serve --max-sessions)", srv.opts.MaxSessions), nil)
+	}
+	if p.Agent == "" {
+		p.Agent = "claude"
+	}
+	profile, ok := bridge.Profiles[p.Agent]
+	if !ok || p.Agent != "claude" {
+		return nil, rpcErr(CodeInvalidParams, "unknown agent "+p.Agent, nil)
+	}
+	if p.Workdir == "" || !filepath.IsAbs(p.Workdir) {
+		return nil, rpcErr(CodeInvalidParams, "workdir must be an absolute path", nil)
+	}
+	if st, err := os.Stat(p.Workdir); err != nil || !st.IsDir() {
+		return nil, rpcErr(CodeInvalidParams, "workdir "+p.Workdir+": not a directory", nil)
+	}
+	if err := bridge.CheckAgentArgs(profile, p.Args); err != nil {
+		return nil, rpcErr(CodeInvalidParams, err.Error(), nil)
+	}
+	if p.Mode != "" && !validMode(p.Mode) {
+		return nil, rpcErr(CodeInvalidParams, "unknown mode "+p.Mode, nil)
+	}
+	chain, err := srv.chainFor(p.Workdir, p.Policy)
+	if err != nil {
+		return nil, rpcErr(CodeInvalidParams, err.Error(), nil)
+	}
+	bin := srv.opts.AgentBin
+	if bin == "" {
+		bin = profile.Name
+	}
+	path, args := bridge.Command(profile, bin, runtime.GOOS, bridge.PassFlags{Model: p.Model, PermissionMode: p.Mode, Partial: p.Partial}, p.Args)
+	s := &Session{srv: srv, ID: newSessionID(), Workdir: p.Workdir, Agent: p.Agent, Model: p.Model, created: time.Now(),
+		partial: p.Partial, subs: map[*subscription]struct{}{}, chain: chain, mode: p.Mode,
+		taskTools: map[string]bool{}, ownReqs: map[string]string{}, done: make(chan struct{}), sigs: make(chan os.Signal, 4)}
+	s.path = srv.recordingPath(s.ID)
+	f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		chain.Close()
+		return nil, rpcErr(CodeInternal, err.Error(), nil)
+	}
+	s.file = f
+	lookup := func(k string) (string, bool) {
+		for _, kv := range srv.opts.Env {
+			if v, ok := cutEnv(kv, k); ok {
+				return v, true
+			}
+		}
+		return "", false
+	}
+	s.red, err = redact.NewRedactor(redact.RedactSpec{Builtin: true}, lookup)
+	if err != nil {
+		f.Close()
+		chain.Close()
+		return nil, rpcErr(CodeInternal, err.Error(), nil)
+	}
+	// Synchronous writes: an event is on disk before any client sees it.
+	s.rec, err = recording.NewWriter(f, recording.Header{Agent: p.Agent, AgentjqVersion: srv.opts.ServerVersion,
+		Argv: append([]string{path}, args...), Cwd: p.Workdir}, recording.WriterOptions{Redactor: s.red, ValidOut: true})
+	if err != nil {
+		f.Close()
+		chain.Close()
+		return nil, rpcErr(CodeInternal, err.Error(), nil)
+	}
+	pr, pw := io.Pipe()
+	s.stdin = pw
+	opts := bridge.Options{
+		Profile: profile, Path: path, Args: args, Dir: p.Workdir,
+		Env:             bridge.ChildEnv(srv.opts.Env),
+		ApprovalTimeout: srv.opts.ApprovalTimeout,
+		Grace:           srv.opts.Grace,
+		Approver:        &clientDecider{s: s},
+		Tap:             s.tap,
+		Stdin:           pr,
+		Stdout:          io.Discard,
+		Stderr:          io.Discard,
+		Signals:         s.sigs,
+	}
+	srv.mu.Lock()
+	srv.sessions[s.ID] = s
+	srv.mu.Unlock()
+	srv.wg.Add(1)
+	go func() {
+		defer srv.wg.Done()
+		rep, err := bridge.Run(context.Background(), opts)
+		pr.Close()
+		if err != nil && rep.Err == "" {
+			rep.Err = err.Error()
+		}
+		s.end(rep)
+	}()
+	return s, nil
+}
+
+func cutEnv(kv, k string) (string, bool) {
+	if len(kv) > len(k) && kv[:len(k)] == k && kv[len(k)] == '=' {
+		return kv[len(k)+1:], true
+	}
+	return "", false
+}
+
+func validMode(m string) bool {
+	switch m {
+	case "default", "acceptEdits", "plan", "bypassPermissions", "dontAsk":
+		return true
+	}
+	return false
+}
+
+func (s *Session) end(rep bridge.Report) {
+	s.srv.approvals.endSession(s.ID)
+	s.emit("session.ended", SessionEndedPayload{Outcome: string(rep.Outcome), ExitCode: rep.ExitCode, Error: rep.Err})
+	s.mu.Lock()
+	s.isEnd = true
+	s.report = rep
+	subs := s.subs
+	s.mu.Unlock()
+	_ = s.rec.Close()
+	_ = s.file.Close()
+	s.chain.Close()
+	_ = subs
+	close(s.done)
+}
+
+// tap sees every line of the session in order (the bridge's Tap): it
+// records it and derives the daemon's events from the agent's lines.
+func (s *Session) tap(dir protocol.Direction, line []byte) {
+	s.rec.Tap(dir, line)
+	switch dir {
+	case protocol.DirOut:
+		s.fromAgent(line)
+	case protocol.DirEvent:
+		s.fromBridge(line)
+	}
+}
+
+// emit appends one event: seq, recording, subscribers, under the append lock.
+func (s *Session) emit(kind string, payload any) int64 {
+	p, err := json.Marshal(payload)
+	if err != nil {
+		p = []byte("null")
+	}
+	return s.emitRaw(kind, p)
+}
+
+func (s *Session) emitRaw(kind string, payload []byte) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.isEnd {
+		return s.seq
+	}
+	s.seq++
+	ev := Event{SessionID: s.ID, Seq: s.seq, Kind: kind, Payload: payload, TS: time.Now().UTC().Format(time.RFC3339Nano)}
+	line, _ := json.Marshal(ev)
+	// What the file holds is what is sent: redact first, then record and
+	// send the same bytes (the Writer's own redaction leaves them as they are).
+	line = s.red.Line(DirDaemon, line)
+	s.rec.Tap(DirDaemon, line)
+	if len(s.subs) > 0 {
+		msg := eventMessage(line)
+		for sub := range s.subs {
+			sub.deliver(s.seq, kind, line, msg)
+		}
+	}
+	return s.seq
+}
+
+func eventMessage(params []byte) []byte {
+	b := make([]byte, 0, len(params)+48)
+	b = append(b, `{"jsonrpc":"2.0","method":"session.event","params":`...)
+	b = append(b, params...)
+	return append(b, '}')
+}
+
+// write sends a line to the agent's stdin (through the bridge).
+func (s *Session) write(line []byte) error {
+	if s.ended() {
+		return rpcErr(CodeSessionEnded, "session "+s.ID+" has ended", nil)
+	}
+	_, err := s.stdin.Write(append(append([]byte(nil), line...), '\n'))
+	if err != nil {
+		return rpcErr(CodeSessionEnded, "session "+s.ID+" no longer takes input", nil)
+	}
+	return nil
+}
+
+// turn sends a user message and returns the seq of its turn.started.
+func (s *Session) turn(text string, message json.RawMessage) (int64, error) {
+	var line []byte
+	if message != nil {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(message, &m) != nil {
+			return 0, rpcErr(CodeInvalidParams, "message must be a JSON object", nil)
+		}
+		line, _ = json.Marshal(map[string]any{"type": "user", "message": message, "parent_tool_use_id": nil, "session_id": ""})
+	} else {
+		if text == "" {
+			return 0, rpcErr(CodeInvalidParams, "text or message is required", nil)
+		}
+		line = protocol.UserTurn(text)
+	}
+	if s.ended() {
+		return 0, rpcErr(CodeSessionEnded, "session "+s.ID+" has ended", nil)
+	}
+	seq := s.emit("turn.started", TurnStartedPayload{Text: text})
+	if err := s.write(line); err != nil {
+		return 0, err
+	}
+	return seq, nil
+}
+
+func (s *Session) control(subtype string, body map[string]any) error {
+	s.infoMu.Lock()
+	s.reqSeq++
+	id := fmt.Sprintf("agentjq-daemon-%s-%d", subtype, s.reqSeq)
+	s.ownReqs[id] = subtype
+	if m, ok := body["mode"].(string); ok {
+		s.ownReqs[id] = subtype + ":" + m
+	}
+	s.infoMu.Unlock()
+	body["subtype"] = subtype
+	return s.write(protocol.ControlRequest(id, body))
+}
+
+func (s *Session) interrupt() error {
+	if s.ended() {
+		return rpcErr(CodeSessionEnded, "session "+s.ID+" has ended", nil)
+	}
+	// The bridge's first SIGINT: an interrupt control request.
+	select {
+	case s.sigs <- os.Interrupt:
+	default:
+	}
+	return nil
+}
+
+// close ends the session: stdin closed (the bridge ends it when nothing
+// is in flight), and a SIGTERM (the staged shutdown) if it is busy.
+func (s *Session) close() {
+	s.closeOnce.Do(func() {
+		s.stdin.Close()
+		go func() {
+			select {
+			case <-s.done:
+			case <-time.After(2 * time.Second):
+				select {
+				case s.sigs <- syscall.SIGTERM:
+				default:
+				}
+			}
+		}()
+	})
+}
+
+// fromBridge turns agentjq's own events (warnings) into error events.
+func (s *Session) fromBridge(line []byte) {
+	var ev struct {
+		Subtype string `json:"subtype"`
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(line, &ev) != nil {
+		return
+	}
+	if ev.Subtype == "warning" {
+		s.emit("error", ErrorPayload{Code: ev.Code, Message: ev.Message})
+	}
+}
+
+// subscription is one client's interest in one session.
+type subscription struct {
+	sess  *Session
+	c     *client
+	kinds map[string]bool
+	jq    *jqMatcher
+	sent  atomic.Int64
+
+	mu   sync.Mutex
+	live bool
+	held [][]byte
+}
+
+func (sub *subscription) wants(kind string, line []byte) bool {
+	if sub.kinds != nil && !sub.kinds[kind] {
+		return false
+	}
+	if sub.jq != nil {
+		ok, err := sub.jq.Matches(line)
+		return err == nil && ok
+	}
+	return true
+}
+
+// deliver is called under the session's append lock: never waits.
+func (sub *subscription) deliver(seq int64, kind string, line, msg []byte) {
+	if !sub.wants(kind, line) {
+		return
+	}
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	if !sub.live {
+		if len(sub.held) >= cap(sub.c.out) {
+			sub.c.overflow()
+			return
+		}
+		sub.held = append(sub.held, msg)
+		return
+	}
+	sub.c.send(msg)
+}
+
+func (s *Session) unsubscribe(sub *subscription) {
+	s.mu.Lock()
+	delete(s.subs, sub)
+	s.mu.Unlock()
+}
+
+// subscribe registers c at the current seq, then replays the log from
+// afterSeq up to that seq and turns live: no gap, no duplicate.
+func (s *Session) subscribe(ctx context.Context, c *client, afterSeq int64, kinds []string, jq string) (SubscribeResult, error) {
+	sub := &subscription{sess: s, c: c}
+	if len(kinds) > 0 {
+		sub.kinds = map[string]bool{}
+		for _, k := range kinds {
+			sub.kinds[k] = true
+		}
+	}
+	if jq != "" {
+		p, err := compileMatcher(jq)
+		if err != nil {
+			return SubscribeResult{}, rpcErr(CodeInvalidParams, "filter: "+err.Error(), nil)
+		}
+		sub.jq = p
+	}
+	c.mu.Lock()
+	if old := c.subs[s.ID]; old != nil {
+		s.unsubscribe(old)
+	}
+	c.subs[s.ID] = sub
+	c.mu.Unlock()
+
+	s.mu.Lock()
+	upTo := s.seq
+	ended := s.isEnd
+	if afterSeq > upTo {
+		s.mu.Unlock()
+		c.mu.Lock()
+		delete(c.subs, s.ID)
+		c.mu.Unlock()
+		return SubscribeResult{}, rpcErr(CodeResumeGap, fmt.Sprintf("afterSeq %d is beyond the session's last seq %d", afterSeq, upTo),
+			map[string]any{"lastSeq": upTo})
+	}
+	if !ended {
+		s.subs[sub] = struct{}{}
+	}
+	s.mu.Unlock()
+
+	if afterSeq < upTo {
+		events, err := readEvents(s.path, afterSeq, upTo)
+		if err == nil && (len(events) != int(upTo-afterSeq)) {
+			err = fmt.Errorf("the log holds %d of the events %d..%d", len(events), afterSeq+1, upTo)
+		}
+		if err != nil {
+			s.unsubscribe(sub)
+			c.mu.Lock()
+			delete(c.subs, s.ID)
+			c.mu.Unlock()
+			return SubscribeResult{}, rpcErr(CodeResumeGap, err.Error(), map[string]any{"lastSeq": upTo})
+		}
+		for _, ev := range events {
+			if sub.wants(ev.kind, ev.line) && !c.sendWait(ctx, eventMessage(ev.line)) {
+				return SubscribeResult{}, jsonrpc.ErrClosed
+			}
+		}
+	}
+	sub.mu.Lock()
+	for _, m := range sub.held {
+		c.send(m)
+	}
+	sub.held = nil
+	sub.live = true
+	sub.mu.Unlock()
+	pending := s.srv.approvals.list(s.ID)
+	// A pending approval outlives the connection that carried it: a
+	// subscriber gets it again, with the same id.
+	for _, a := range pending {
+		_ = c.conn.SendRequest(ctx, jsonrpc.StringID(a.ID), "approval.request", a)
+	}
+	if pending == nil {
+		pending = []ApprovalInfo{}
+	}
+	return SubscribeResult{SessionID: s.ID, LastSeq: upTo, Ended: ended, Pending: pending}, nil
+}
+
+type loggedEvent struct {
+	seq  int64
+	kind string
+	line []byte
+}
+
+// readEvents reads the daemon events after, up to upTo, from a recording.
+func readEvents(path string, after, upTo int64) ([]loggedEvent, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 1<<16)
+	var out []loggedEvent
+	needle := []byte(`"dir":"` + string(DirDaemon) + `"`)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(line) > 0 && bytes.Contains(line, needle) {
+			e, perr := recording.ParseEntry(line)
+			if perr == nil && e.Dir == DirDaemon && e.Msg != nil {
+				var ev struct {
+					Seq  int64  `json:"seq"`
+					Kind string `json:"kind"`
+				}
+				if json.Unmarshal(e.Msg, &ev) == nil && ev.Seq > after && ev.Seq <= upTo {
+					out = append(out, loggedEvent{seq: ev.Seq, kind: ev.Kind, line: append([]byte(nil), e.Msg...)})
+				}
+			}
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return out, err
+		}
+	}
+}
+
+// loadEnded makes an ended session of an earlier daemon readable.
+func (srv *Server) loadEnded(id, path string) (*Session, error) {
+	events, err := readEvents(path, 0, 1<<62)
+	if err != nil {
+		return nil, rpcErr(CodeInternal, err.Error(), nil)
+	}
+	s := &Session{srv: srv, ID: id, path: path, readOnly: true, isEnd: true, subs: map[*subscription]struct{}{}, done: make(chan struct{})}
+	if n := len(events); n > 0 {
+		s.seq = events[n-1].seq
+	}
+	if f, err := os.Open(path); err == nil {
+		line, _ := bufio.NewReader(f).ReadBytes('\n')
+		f.Close()
+		if h, err := recording.ParseHeader(line); err == nil {
+			s.Workdir, s.Agent, s.created = h.Cwd, h.Agent, h.Started
+		}
+	}
+	close(s.done)
+	return s, nil
+}

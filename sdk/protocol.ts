@@ -1,0 +1,401 @@
+// Generated from daemon/protocol.json by make protocol. Do not edit.
+
+export const PROTOCOL_VERSION = "0.1.0";
+
+export interface AgentLinePayload {
+  line: unknown;
+}
+
+export interface AgentProfile {
+  binary: string;
+  name: string;
+  versions: string[];
+}
+
+export interface AllowlistParams {
+  rule: string;
+}
+
+export interface AllowlistResult {
+  allow: string[];
+  policy: string;
+}
+
+export interface ApprovalEventPayload {
+  decision?: string;
+  id: string;
+  tool?: string;
+  who?: string;
+}
+
+export interface ApprovalInfo {
+  created: string;
+  id: string;
+  input: unknown;
+  keyInput?: string;
+  permissionSuggestions?: unknown[];
+  requestId: string;
+  sessionId: string;
+  tool: string;
+  trace: string[];
+}
+
+export interface ApprovalListParams {
+  sessionId?: string;
+}
+
+export interface ApprovalListResult {
+  approvals: ApprovalInfo[];
+}
+
+export interface BackendSetParams {
+  model: string;
+  sessionId: string;
+}
+
+export interface CommandInfo {
+  description?: string;
+  name: string;
+}
+
+export interface CommandListResult {
+  commands: CommandInfo[];
+}
+
+export interface CommandRunParams {
+  args?: string;
+  command: string;
+  sessionId: string;
+}
+
+export interface CreateParams {
+  agent?: string;
+  args?: string[];
+  mode?: string;
+  model?: string;
+  partial?: boolean;
+  policy?: string[];
+  workdir: string;
+}
+
+export interface CreateResult {
+  recording: string;
+  sessionId: string;
+}
+
+export interface Decision {
+  decision: string;
+  message?: string;
+  scope?: string;
+  updatedInput?: unknown;
+}
+
+export interface DisconnectParams {
+  code: string;
+  lastSeq?: Record<string, number>;
+  reason: string;
+}
+
+export interface Empty {
+}
+
+export interface ErrorPayload {
+  code: string;
+  message: string;
+}
+
+export interface Event {
+  kind: string;
+  payload: unknown;
+  seq: number;
+  sessionId: string;
+  ts: string;
+}
+
+export interface HealthResult {
+  ok: boolean;
+  sessions: number;
+}
+
+export interface HelloParams {
+  clientName?: string;
+  clientVersion: string;
+  protocolVersion: string;
+  token: string;
+}
+
+export interface HelloResult {
+  agents: AgentProfile[];
+  capabilities: string[];
+  clientId: string;
+  protocolVersion: string;
+  serverVersion: string;
+}
+
+export interface InfoResult {
+  clients: number;
+  home: string;
+  pid: number;
+  policy?: string;
+  port?: number;
+  protocolVersion: string;
+  serverVersion: string;
+  sessions: number;
+  socket?: string;
+}
+
+export interface ListResult {
+  sessions: SessionInfo[];
+}
+
+export interface MessageDeltaPayload {
+  parentToolUseId?: string;
+  text: string;
+}
+
+export interface MessageDonePayload {
+  message: unknown;
+  parentToolUseId?: string;
+  text: string;
+}
+
+export interface ModeChangedPayload {
+  mode: string;
+}
+
+export interface PromptParams {
+  message?: unknown;
+  sessionId: string;
+  text?: string;
+}
+
+export interface PromptResult {
+  firstSeq: number;
+}
+
+export interface ResolvedParams {
+  decision: string;
+  id: string;
+  reason?: string;
+  scope?: string;
+  sessionId: string;
+  who: string;
+}
+
+export interface RespondParams {
+  decision: string;
+  id: string;
+  message?: string;
+  scope?: string;
+  updatedInput?: unknown;
+}
+
+export interface ResumeParams {
+  afterSeq: number;
+  sessionId: string;
+}
+
+export interface SessionEndedPayload {
+  error?: string;
+  exitCode: number;
+  outcome: string;
+}
+
+export interface SessionInfo {
+  agent: string;
+  agentSessionId?: string;
+  created: string;
+  ended: boolean;
+  lastSeq: number;
+  mode?: string;
+  model?: string;
+  outcome?: string;
+  pendingApprovals: number;
+  recording: string;
+  sessionId: string;
+  workdir: string;
+}
+
+export interface SessionRef {
+  sessionId: string;
+}
+
+export interface SetModeParams {
+  mode: string;
+  sessionId: string;
+}
+
+export interface SubagentPayload {
+  detail: unknown;
+  status?: string;
+  taskId?: string;
+  toolUseId?: string;
+}
+
+export interface SubscribeParams {
+  afterSeq?: number;
+  filter?: string;
+  kinds?: string[];
+  sessionId: string;
+}
+
+export interface SubscribeResult {
+  ended: boolean;
+  lastSeq: number;
+  pendingApprovals: ApprovalInfo[];
+  sessionId: string;
+}
+
+export interface ToolCallPayload {
+  input: unknown;
+  name: string;
+  parentToolUseId?: string;
+  toolUseId: string;
+}
+
+export interface ToolListResult {
+  tools: string[];
+}
+
+export interface ToolResultPayload {
+  content: unknown;
+  isError: boolean;
+  parentToolUseId?: string;
+  toolUseId: string;
+}
+
+export interface TurnDonePayload {
+  durationMs: number;
+  isError: boolean;
+  numTurns: number;
+  result?: string;
+  subtype: string;
+}
+
+export interface TurnStartedPayload {
+  text?: string;
+}
+
+export interface UsagePayload {
+  totalCostUsd: number;
+  usage: unknown;
+}
+
+export interface ClientMethods {
+  /** Approvals waiting for an answer. */
+  "approval.list": { params: ApprovalListParams; result: ApprovalListResult };
+  /** Answer an approval; the first answer wins, a later one fails approval_resolved. */
+  "approval.respond": { params: RespondParams; result: ResolvedParams };
+  /** On claude the backend is the model: set_model. */
+  "backend.set": { params: BackendSetParams; result: Empty };
+  /** The agent's slash commands (from its init). */
+  "command.list": { params: SessionRef; result: CommandListResult };
+  /** Send a slash command as a turn. */
+  "command.run": { params: CommandRunParams; result: PromptResult };
+  /** Add an allow rule (validated like a --policy file). */
+  "permission.allowlist.add": { params: AllowlistParams; result: AllowlistResult };
+  /** The allow rules of the daemon's --allowlist policy file. */
+  "permission.allowlist.list": { params: Empty; result: AllowlistResult };
+  /** Remove an allow rule. */
+  "permission.allowlist.remove": { params: AllowlistParams; result: AllowlistResult };
+  /** End the session: stdin closed, then the staged shutdown. */
+  "session.close": { params: SessionRef; result: Empty };
+  /** Send /compact as a turn (what claude does headless). */
+  "session.compact": { params: SessionRef; result: PromptResult };
+  /** Start an agent session (spawn's session core), recorded to $AGENTJQ_HOME/sessions/<id>.rec. */
+  "session.create": { params: CreateParams; result: CreateResult };
+  /** Delete an ended session's recording (agentjq's own file only). */
+  "session.deleteSaved": { params: SessionRef; result: Empty };
+  /** Interrupt the turn in flight (as spawn's first SIGINT). */
+  "session.interrupt": { params: SessionRef; result: Empty };
+  /** Live sessions and the recordings of ended ones. */
+  "session.list": { params: Empty; result: ListResult };
+  /** Send a user turn; returns at once with the turn's first seq (turn.started); turn.done ends it. */
+  "session.prompt": { params: PromptParams; result: PromptResult };
+  /** session.subscribe from afterSeq, all kinds; the result lists the approvals still pending. */
+  "session.resume": { params: ResumeParams; result: SubscribeResult };
+  /** set_permission_mode: default, acceptEdits, plan, bypassPermissions, dontAsk. */
+  "session.setMode": { params: SetModeParams; result: Empty };
+  /** Events of a session: from the log after afterSeq (if given), then live, with no gap and no duplicate. kinds and a jq filter narrow them. */
+  "session.subscribe": { params: SubscribeParams; result: SubscribeResult };
+  /** Stop a subscription. */
+  "session.unsubscribe": { params: SessionRef; result: Empty };
+  /** A sign of life. */
+  "system.health": { params: Empty; result: HealthResult };
+  /** The handshake: must be the first call on every connection. */
+  "system.hello": { params: HelloParams; result: HelloResult };
+  /** Where the daemon runs and what it holds. */
+  "system.info": { params: Empty; result: InfoResult };
+  /** Close every session (staged shutdown) and exit. */
+  "system.shutdown": { params: Empty; result: Empty };
+  /** The agent's tools (from its init). */
+  "tool.list": { params: SessionRef; result: ToolListResult };
+}
+
+export interface ServerRequests {
+  /** Server to client: a permission request the policy chain left undecided. Answer with a Decision. */
+  "approval.request": { params: ApprovalInfo; result: Decision };
+}
+
+export interface Notifications {
+  /** Notification to every client: an approval is waiting. */
+  "approval.pending": { params: ApprovalInfo; result: null };
+  /** Notification to every client: an approval was answered. */
+  "approval.resolved": { params: ResolvedParams; result: null };
+  /** Notification: one event of a subscribed session. */
+  "session.event": { params: Event; result: null };
+  /** Notification: the daemon drops this client, and why. */
+  "system.disconnect": { params: DisconnectParams; result: null };
+}
+
+export interface EventPayloads {
+  /** each raw line of the agent's stdout, for clients that want the protocol itself */
+  "agent.line": AgentLinePayload;
+  /** an approval is waiting for a client */
+  "approval.pending": ApprovalEventPayload;
+  /** an approval was answered */
+  "approval.resolved": ApprovalEventPayload;
+  /** an error of the agent or of agentjq (a warning, a failed turn) */
+  "error": ErrorPayload;
+  /** a text delta of a partial message (session.create partial: true) */
+  "message.delta": MessageDeltaPayload;
+  /** an assistant message, whole */
+  "message.done": MessageDonePayload;
+  /** the permission mode changed (init, session.setMode) */
+  "mode.changed": ModeChangedPayload;
+  /** the agent's process ended; the session can be read, not driven */
+  "session.ended": SessionEndedPayload;
+  /** the result of a Task/Agent tool call, or a task_notification */
+  "subagent.done": SubagentPayload;
+  /** a Task/Agent tool call, or a task_started system line */
+  "subagent.spawn": SubagentPayload;
+  /** a message of a subagent (parent_tool_use_id) or task_progress */
+  "subagent.update": SubagentPayload;
+  /** a tool_use block of an assistant message */
+  "tool.call": ToolCallPayload;
+  /** a tool_result block of a user message */
+  "tool.result": ToolResultPayload;
+  /** the turn's result */
+  "turn.done": TurnDonePayload;
+  /** a turn was sent to the agent (session.prompt, command.run) */
+  "turn.started": TurnStartedPayload;
+  /** token usage and cost of a turn */
+  "usage": UsagePayload;
+}
+
+export type EventKind = keyof EventPayloads;
+
+export type ErrorCode =
+  | "approval_denied"
+  | "approval_resolved"
+  | "approval_timeout"
+  | "internal"
+  | "invalid_params"
+  | "mode_denied"
+  | "not_found"
+  | "not_implemented"
+  | "overloaded"
+  | "protocol_incompatible"
+  | "resume_gap"
+  | "session_ended"
+  | "unauthorized";
