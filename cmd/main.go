@@ -22,6 +22,7 @@ type CLI struct {
 	Approve    ApproveCmd    `cmd:"" help:"Answer permission requests from policy files; test policies against recordings."`
 	Record     RecordCmd     `cmd:"" help:"Run a session like spawn and record both directions to a file."`
 	Replay     ReplayCmd     `cmd:"" help:"Replay a recording to stdout, or stand in for the agent."`
+	ACP        ACPCmd        `cmd:"" name:"acp" help:"Be an Agent Client Protocol agent on stdio: claude in an editor, with agentjq's policies and recordings."`
 	Man        ManCmd        `cmd:"" help:"Show a manual page."`
 	Completion CompletionCmd `cmd:"" help:"Print a shell completion script (bash, zsh, fish)."`
 	Version    VersionCmd    `cmd:"" help:"Print agentjq's version and the agent versions it was checked against."`

@@ -1,0 +1,178 @@
+package cmd
+
+// Live tests of agentjq acp: the official ACP TypeScript SDK as the
+// client (testdata/acp/driver.mjs, which validates every message both ways
+// against ACP's schema), agentjq acp built as a binary, and the real claude
+// CLI offline against the scripted Messages API.
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentjq/agentjq/internal/apistub"
+	"github.com/agentjq/agentjq/internal/livetest"
+)
+
+// nodeModules is where .ci/run installs the Node clients.
+func nodeModules(t *testing.T) string {
+	t.Helper()
+	nm := os.Getenv("AGENTJQ_NODE_MODULES")
+	if nm == "" {
+		home, _ := os.UserHomeDir()
+		nm = filepath.Join(home, ".cache", "agentjq", "node-clients", "node_modules")
+	}
+	_, err := exec.LookPath("node")
+	for _, p := range []string{"@agentclientprotocol/sdk/schema/v1/schema.json", "ajv/dist/2020.js"} {
+		if _, serr := os.Stat(filepath.Join(nm, p)); serr != nil && err == nil {
+			err = serr
+		}
+	}
+	if err != nil {
+		msg := "node or the ACP SDK and ajv not installed (run .ci/run's npm install): " + err.Error()
+		if os.Getenv("AGENTJQ_REQUIRE_LIVE") == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return nm
+}
+
+type acpWorld struct {
+	t      *testing.T
+	bin    string
+	claude string
+	nm     string
+	api    *apistub.Server
+	dir    string // the session's cwd
+	env    []string
+}
+
+func newACPWorld(t *testing.T) *acpWorld {
+	t.Helper()
+	claude := livetest.Claude(t)
+	nm := nodeModules(t)
+	w := &acpWorld{t: t, bin: buildAgentjq(t), claude: claude, nm: nm, api: apistub.Start(t), dir: livetest.Workdir(t)}
+	w.env = append(livetest.Env(t, w.api.URL()), "AGENTJQ_NODE_MODULES="+nm, "AGENTJQ_GRACE=2s")
+	return w
+}
+
+type acpReport struct {
+	Updates     []map[string]any           `json:"updates"`
+	Permissions []map[string]any           `json:"permissions"`
+	Results     map[string]json.RawMessage `json:"results"`
+	Errors      map[string]map[string]any  `json:"errors"`
+	Invalid     []map[string]any           `json:"invalid"`
+	Messages    int                        `json:"messages"`
+	Exit        any                        `json:"exit"`
+	AtLoad      int                        `json:"updatesAtLoad"`
+}
+
+// run runs the driver's scenario against agentjq acp with acpArgs.
+func (w *acpWorld) run(scenario string, env map[string]string, acpArgs ...string) acpReport {
+	t := w.t
+	t.Helper()
+	argv := append([]string{w.bin, "acp", "--bin", w.claude, "--timeout", "90s"}, acpArgs...)
+	cmdJSON, _ := json.Marshal(argv)
+	c := exec.Command("node", filepath.Join("testdata", "acp", "driver.mjs"), scenario)
+	c.Env = append(append([]string(nil), w.env...), "ACP_CMD="+string(cmdJSON), "ACP_CWD="+w.dir)
+	for k, v := range env {
+		c.Env = append(c.Env, k+"="+v)
+	}
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	done := make(chan error, 1)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- c.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("driver %s: %v\nstderr:\n%s", scenario, err, errb.String())
+		}
+	case <-time.After(120 * time.Second):
+		c.Process.Kill()
+		t.Fatalf("driver %s hung\nstderr:\n%s", scenario, errb.String())
+	}
+	var r acpReport
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatalf("driver report: %v\n%s\nstderr:\n%s", err, out.String(), errb.String())
+	}
+	t.Logf("%s: %d messages, stderr:\n%s", scenario, r.Messages, errb.String())
+	if len(r.Invalid) > 0 {
+		t.Errorf("%s: %d messages do not validate against ACP's schema: %v", scenario, len(r.Invalid), r.Invalid)
+	}
+	if r.Messages == 0 {
+		t.Errorf("%s: no messages validated", scenario)
+	}
+	if r.Exit != float64(0) {
+		t.Errorf("%s: agentjq acp exited %v", scenario, r.Exit)
+	}
+	return r
+}
+
+func (r acpReport) stopReason(t *testing.T, name string) string {
+	t.Helper()
+	var p struct {
+		StopReason string `json:"stopReason"`
+	}
+	if raw, ok := r.Results[name]; ok {
+		json.Unmarshal(raw, &p)
+		return p.StopReason
+	}
+	t.Errorf("%s: no result (error %v)", name, r.Errors[name])
+	return ""
+}
+
+func (r acpReport) kinds() []string {
+	var k []string
+	for _, u := range r.Updates {
+		k = append(k, u["sessionUpdate"].(string))
+	}
+	return k
+}
+
+// chunks is the text of the updates of one kind, in order.
+func (r acpReport) chunks(kind string) (n int, text string) {
+	for _, u := range r.Updates {
+		if u["sessionUpdate"] == kind {
+			n++
+			if c, ok := u["content"].(map[string]any); ok {
+				text += c["text"].(string)
+			}
+		}
+	}
+	return n, text
+}
+
+func TestACPLiveHello(t *testing.T) {
+	w := newACPWorld(t)
+	r := w.run("hello", nil)
+	var init struct {
+		ProtocolVersion   int `json:"protocolVersion"`
+		AgentCapabilities struct {
+			LoadSession bool `json:"loadSession"`
+		} `json:"agentCapabilities"`
+	}
+	json.Unmarshal(r.Results["initialize"], &init)
+	if init.ProtocolVersion != 1 || init.AgentCapabilities.LoadSession {
+		t.Errorf("initialize: %s (want version 1, no loadSession without --record-dir)", r.Results["initialize"])
+	}
+	if got := r.stopReason(t, "prompt"); got != "end_turn" {
+		t.Errorf("stopReason %q, want end_turn", got)
+	}
+	n, text := r.chunks("agent_message_chunk")
+	if n < 2 || text != "Hello from the scripted model." {
+		t.Errorf("agent_message_chunk: %d chunks %q; want the text streamed in several", n, text)
+	}
+	t.Logf("updates: %v", r.kinds())
+	if !strings.Contains(strings.Join(r.kinds(), " "), "available_commands_update") {
+		t.Errorf("no available_commands_update among %v", r.kinds())
+	}
+}
