@@ -22,11 +22,12 @@ type Mapper struct {
 	// skipped tool ids whose calls are shown another way (TodoWrite as a
 	// plan): their results are not tool call updates either.
 	skipped map[string]bool
+	running map[string]bool // tool ids said to be in progress
 }
 
 // NewMapper is a Mapper with nothing seen.
 func NewMapper() *Mapper {
-	return &Mapper{tools: map[string]toolUse{}, streamed: map[string]bool{}, skipped: map[string]bool{}}
+	return &Mapper{tools: map[string]toolUse{}, streamed: map[string]bool{}, skipped: map[string]bool{}, running: map[string]bool{}}
 }
 
 type toolUse struct {
@@ -167,7 +168,10 @@ func (m *Mapper) Line(dir protocol.Direction, line []byte) Out {
 			var d protocol.Decision
 			json.Unmarshal(line, &d)
 			out := Out{Decision: &d}
-			if d.Behavior == protocol.Allow && d.ToolUseID != "" && !m.skipped[d.ToolUseID] {
+			// The hook and the permission request may both decide one
+			// call: in_progress is said once.
+			if d.Behavior == protocol.Allow && d.ToolUseID != "" && !m.skipped[d.ToolUseID] && !m.running[d.ToolUseID] {
+				m.running[d.ToolUseID] = true
 				out.Updates = []Update{{SessionUpdate: "tool_call_update", ToolCallID: d.ToolUseID, Status: "in_progress"}}
 			}
 			return out
@@ -278,6 +282,7 @@ func (m *Mapper) toolResults(raw json.RawMessage) []Update {
 		}
 		use, known := m.tools[b.ToolUseID]
 		delete(m.tools, b.ToolUseID)
+		delete(m.running, b.ToolUseID)
 		u := Update{SessionUpdate: "tool_call_update", ToolCallID: b.ToolUseID, Status: "completed"}
 		if b.IsError {
 			u.Status = "failed"

@@ -176,3 +176,69 @@ func TestACPLiveHello(t *testing.T) {
 		t.Errorf("no available_commands_update among %v", r.kinds())
 	}
 }
+
+// TestACPLiveWrites: the policy allows one Write; the others it leaves to
+// the editor, which answers allow_once and reject_once.
+func TestACPLiveWrites(t *testing.T) {
+	w := newACPWorld(t)
+	policy := filepath.Join(t.TempDir(), "policy.json")
+	os.WriteFile(policy, []byte(`{"allow": ["Write(apple.txt)"], "default": "ask"}`), 0o644)
+	r := w.run("writes", map[string]string{"ACP_PROMPTS": "WRITE apple,WRITE pear,WRITE plum", "ACP_ANSWERS": "allow_once,reject_once"}, "--policy", policy)
+	for i := range 3 {
+		if got := r.stopReason(t, "prompt"+string(rune('0'+i))); got != "end_turn" {
+			t.Errorf("prompt %d: stopReason %q", i, got)
+		}
+	}
+	for name, want := range map[string]bool{"apple.txt": true, "pear.txt": true, "plum.txt": false} {
+		_, err := os.Stat(filepath.Join(w.dir, name))
+		if (err == nil) != want {
+			t.Errorf("%s exists: %v, want %v", name, err == nil, want)
+		}
+	}
+	if len(r.Permissions) != 2 {
+		t.Fatalf("request_permission %d times, want 2 (pear, plum): %v", len(r.Permissions), r.Permissions)
+	}
+	for i, name := range []string{"pear.txt", "plum.txt"} {
+		tc := r.Permissions[i]["toolCall"].(map[string]any)
+		locs, _ := tc["locations"].([]any)
+		if tc["kind"] != "edit" || len(locs) != 1 || locs[0].(map[string]any)["path"] != filepath.Join(w.dir, name) {
+			t.Errorf("permission %d: toolCall %v", i, tc)
+		}
+		if got := r.Permissions[i]["options"]; len(got.([]any)) != 4 {
+			t.Errorf("permission %d: options %v", i, got)
+		}
+	}
+	// Each Write: tool_call pending with its diff, then completed or failed.
+	status := map[string][]string{}
+	for _, u := range r.Updates {
+		switch u["sessionUpdate"] {
+		case "tool_call":
+			id := u["toolCallId"].(string)
+			status[id] = append(status[id], u["status"].(string))
+			content, _ := u["content"].([]any)
+			if len(content) != 1 || content[0].(map[string]any)["type"] != "diff" {
+				t.Errorf("tool_call without its diff: %v", u)
+			}
+		case "tool_call_update":
+			id := u["toolCallId"].(string)
+			if s, ok := u["status"].(string); ok {
+				status[id] = append(status[id], s)
+			}
+		}
+	}
+	var got []string
+	for _, s := range status {
+		got = append(got, strings.Join(s, ">"))
+	}
+	want := map[string]bool{"pending>in_progress>completed": true, "pending>failed": true}
+	seen := map[string]int{}
+	for _, g := range got {
+		seen[g]++
+		if !want[g] {
+			t.Errorf("tool call statuses %s", g)
+		}
+	}
+	if seen["pending>in_progress>completed"] != 2 || seen["pending>failed"] != 1 {
+		t.Errorf("tool call statuses %v, want two completed (apple, pear) and one failed (plum)", got)
+	}
+}
