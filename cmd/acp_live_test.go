@@ -242,3 +242,176 @@ func TestACPLiveWrites(t *testing.T) {
 		t.Errorf("tool call statuses %v, want two completed (apple, pear) and one failed (plum)", got)
 	}
 }
+
+// sleepPrompt runs a Bash sleep whose command line no other test uses, so
+// that a leftover process is found by its arguments.
+// (claude runs a short sleep without asking, and refuses one of 30s or more.)
+const sleepPrompt = "TOOL Bash {\"command\":\"sleep 24.5678\",\"description\":\"Wait\"}\nSAY Slept."
+
+func sleepLeft() bool {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, _ := os.ReadFile(p)
+		if bytes.Equal(bytes.TrimRight(b, "\x00"), []byte("sleep\x0024.5678")) || bytes.Contains(b, []byte("sleep 24.5678")) && !bytes.Contains(b, []byte("TOOL")) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestACPLiveCancel: session/cancel while the allowed sleep runs ends the
+// turn with stopReason cancelled and leaves no process behind.
+func TestACPLiveCancel(t *testing.T) {
+	w := newACPWorld(t)
+	start := time.Now()
+	r := w.run("cancel", map[string]string{"ACP_PROMPT": sleepPrompt, "ACP_ANSWERS": "allow_once"})
+	ran := false
+	for _, u := range r.Updates {
+		ran = ran || u["sessionUpdate"] == "tool_call" && strings.Contains(u["title"].(string), "sleep 24.5678")
+	}
+	if !ran {
+		t.Errorf("the sleep was never called: %v", r.kinds())
+	}
+	if got := r.stopReason(t, "prompt"); got != "cancelled" {
+		t.Errorf("stopReason %q, want cancelled", got)
+	}
+	if got := r.stopReason(t, "after"); got != "end_turn" {
+		t.Errorf("the prompt after the cancel: stopReason %q", got)
+	}
+	if d := time.Since(start); d > 25*time.Second {
+		t.Errorf("the cancelled turn took %s: the sleep was not interrupted", d)
+	}
+	if sleepLeft() {
+		t.Errorf("a sleep 24.5678 is still running after the session ended")
+	}
+}
+
+// TestACPLiveCancelPending: session/cancel while request_permission is
+// open: the request is answered cancelled, the turn ends cancelled and
+// the tool never runs.
+func TestACPLiveCancelPending(t *testing.T) {
+	w := newACPWorld(t)
+	r := w.run("cancel-pending", map[string]string{"ACP_PROMPT": "TOOL Bash {\"command\":\"touch {{cwd}}/never.txt\"}", "ACP_ANSWERS": "wait"})
+	if got := r.stopReason(t, "prompt"); got != "cancelled" {
+		t.Errorf("stopReason %q, want cancelled", got)
+	}
+	if len(r.Permissions) != 1 {
+		t.Errorf("request_permission %d times, want 1", len(r.Permissions))
+	}
+	if got := r.stopReason(t, "after"); got != "end_turn" {
+		t.Errorf("the prompt after the cancel: stopReason %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(w.dir, "never.txt")); err == nil {
+		t.Errorf("the cancelled call ran")
+	}
+	for _, u := range r.Updates {
+		if u["sessionUpdate"] == "tool_call_update" && u["status"] == "in_progress" {
+			t.Errorf("the cancelled call was said to run: %v", u)
+		}
+	}
+}
+
+// TestACPLiveSetMode: set_mode reaches the agent and is reported back;
+// bypassPermissions is refused unless enabled.
+func TestACPLiveSetMode(t *testing.T) {
+	w := newACPWorld(t)
+	r := w.run("mode", nil)
+	if _, ok := r.Results["set_mode"]; !ok {
+		t.Fatalf("set_mode failed: %v", r.Errors["set_mode"])
+	}
+	if _, ok := r.Errors["bad_mode"]; !ok {
+		t.Errorf("set_mode bypassPermissions without --allow-bypass-permissions succeeded")
+	}
+	found := false
+	for _, u := range r.Updates {
+		found = found || u["sessionUpdate"] == "current_mode_update" && u["currentModeId"] == "acceptEdits"
+	}
+	if !found {
+		t.Errorf("no current_mode_update acceptEdits among %v", r.kinds())
+	}
+	var modes struct {
+		Modes struct {
+			Current   string `json:"currentModeId"`
+			Available []struct {
+				ID string `json:"id"`
+			} `json:"availableModes"`
+		} `json:"modes"`
+	}
+	json.Unmarshal(r.Results["new"], &modes)
+	if modes.Modes.Current != "default" || len(modes.Modes.Available) != 4 {
+		t.Errorf("session/new modes %s", r.Results["new"])
+	}
+	if got := r.stopReason(t, "prompt"); got != "end_turn" {
+		t.Errorf("the prompt after set_mode: stopReason %q", got)
+	}
+}
+
+// TestACPLiveModelError: an API error ends the prompt with an error
+// response; the session goes on.
+func TestACPLiveModelError(t *testing.T) {
+	w := newACPWorld(t)
+	r := w.run("fail", nil)
+	e, ok := r.Errors["prompt"]
+	if !ok {
+		t.Fatalf("FAIL400 answered %s, want an error response", r.Results["prompt"])
+	}
+	if msg, _ := e["message"].(string); !strings.Contains(msg, "scripted bad request") {
+		t.Errorf("error %v does not carry the model's message", e)
+	}
+	if got := r.stopReason(t, "prompt2"); got != "end_turn" {
+		t.Errorf("the prompt after the error: stopReason %q", got)
+	}
+}
+
+// TestACPLiveLoad: session/load replays the recorded session as the same
+// updates the live session sent (the user's turn included), then the
+// session goes on with claude's own history (--resume).
+func TestACPLiveLoad(t *testing.T) {
+	w := newACPWorld(t)
+	rec := t.TempDir()
+	first := w.run("hello", nil, "--record-dir", rec)
+	var sess struct {
+		ID string `json:"sessionId"`
+	}
+	json.Unmarshal(first.Results["new"], &sess)
+	if _, err := os.Stat(filepath.Join(rec, sess.ID+".ndjson")); err != nil {
+		t.Fatalf("no recording: %v", err)
+	}
+	var init struct {
+		AgentCapabilities struct {
+			LoadSession bool `json:"loadSession"`
+		} `json:"agentCapabilities"`
+	}
+	json.Unmarshal(first.Results["initialize"], &init)
+	if !init.AgentCapabilities.LoadSession {
+		t.Errorf("loadSession not advertised with --record-dir")
+	}
+	r := w.run("load", map[string]string{"ACP_SESSION": sess.ID}, "--record-dir", rec)
+	if _, ok := r.Results["load"]; !ok {
+		t.Fatalf("load failed: %v", r.Errors["load"])
+	}
+	replayed := r.Updates[:r.AtLoad]
+	var live []map[string]any
+	user := ""
+	for _, u := range replayed {
+		if u["sessionUpdate"] == "user_message_chunk" {
+			user += u["content"].(map[string]any)["text"].(string)
+			continue
+		}
+		live = append(live, u)
+	}
+	if user != "HELLO" {
+		t.Errorf("replayed user turn %q, want HELLO", user)
+	}
+	a, _ := json.Marshal(live)
+	b, _ := json.Marshal(first.Updates)
+	if !bytes.Equal(a, b) {
+		t.Errorf("replayed updates differ from the live ones:\nreplayed %s\nlive     %s", a, b)
+	}
+	if got := r.stopReason(t, "prompt"); got != "end_turn" {
+		t.Errorf("prompt after load: stopReason %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(rec, sess.ID+".2.ndjson")); err != nil {
+		t.Errorf("the loaded session is not recorded as a second segment: %v", err)
+	}
+}

@@ -95,19 +95,23 @@ const cwd = process.env.ACP_CWD;
 // session/cancel instead of answering.
 const answers = (process.env.ACP_ANSWERS ?? "").split(",").filter(Boolean);
 let onPermission = () => {};
+let resolveWait = () => {};
+let onToolCall = () => {};
 let afterAllow = null;
 
 const app = acp.client({ name: "agentjq-test" })
   .onNotification("session/update", ({ params }) => {
     report.updates.push(params.update);
+    if (params.update.sessionUpdate === "tool_call") onToolCall();
   })
   .onRequest("session/request_permission", async ({ params, signal }) => {
     report.permissions.push({ toolCall: params.toolCall, options: params.options.map((o) => o.kind) });
     const a = answers.shift() ?? "reject_once";
     onPermission(params);
     if (a === "wait") {
-      // Left open until the agent's cancel answers it.
-      await new Promise((res) => signal.addEventListener("abort", res, { once: true }));
+      // Left open until the client cancels the turn, then answered
+      // cancelled, as ACP asks of a client.
+      await new Promise((res) => { resolveWait = res; signal.addEventListener("abort", res, { once: true }); });
       return { outcome: { outcome: "cancelled" } };
     }
     if (a === "allow_once" && afterAllow) setTimeout(afterAllow, 1500);
@@ -146,14 +150,19 @@ await app.connectWith(stream, async (ctx) => {
       }
       break;
     case "cancel":
-      // The tool runs (allowed), then the client cancels the turn.
-      afterAllow = () => ctx.notify("session/cancel", { sessionId: sid });
+      // The tool runs, then the client cancels the turn.
+      onToolCall = () => { onToolCall = () => {}; setTimeout(() => ctx.notify("session/cancel", { sessionId: sid }), 1500); };
       await attempt("prompt", () => prompt(sid, process.env.ACP_PROMPT));
+      await attempt("after", () => prompt(sid, "HELLO"));
       break;
     case "cancel-pending":
       // Cancelled while the permission request is still open.
-      onPermission = () => setTimeout(() => ctx.notify("session/cancel", { sessionId: sid }), 300);
+      onPermission = () => setTimeout(async () => {
+        await ctx.notify("session/cancel", { sessionId: sid });
+        setTimeout(() => resolveWait(), 200);
+      }, 300);
       await attempt("prompt", () => prompt(sid, process.env.ACP_PROMPT));
+      await attempt("after", () => prompt(sid, "HELLO"));
       break;
     case "mode":
       await attempt("set_mode", () => ctx.request("session/set_mode", { sessionId: sid, modeId: "acceptEdits" }));
