@@ -415,3 +415,28 @@ func TestACPLiveLoad(t *testing.T) {
 		t.Errorf("the loaded session is not recorded as a second segment: %v", err)
 	}
 }
+
+// TestACPLiveAsAgent: a session recorded by agentjq acp, replayed by
+// replay --as-agent behind a two-line shim, is a deterministic agent for
+// editor-plugin tests: the same updates, no model, no CLI.
+func TestACPLiveAsAgent(t *testing.T) {
+	w := newACPWorld(t)
+	rec := t.TempDir()
+	first := w.run("hello", nil, "--record-dir", rec)
+	var sess struct {
+		ID string `json:"sessionId"`
+	}
+	json.Unmarshal(first.Results["new"], &sess)
+	shim := filepath.Join(t.TempDir(), "claude")
+	os.WriteFile(shim, []byte("#!/bin/sh\nexec "+shQuote(w.bin)+" replay --as-agent "+shQuote(filepath.Join(rec, sess.ID+".ndjson"))+" -- \"$@\"\n"), 0o755)
+	w.claude = shim
+	again := w.run("hello", nil)
+	if got := again.stopReason(t, "prompt"); got != "end_turn" {
+		t.Errorf("stopReason %q", got)
+	}
+	a, _ := json.Marshal(again.Updates)
+	b, _ := json.Marshal(first.Updates)
+	if !bytes.Equal(a, b) {
+		t.Errorf("the replayed agent's updates differ:\nreplayed %s\nlive     %s", a, b)
+	}
+}
