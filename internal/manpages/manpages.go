@@ -46,7 +46,7 @@ type Input struct {
 
 // Commands are the commands with a page of their own, in the order the
 // main page lists them.
-var Commands = []string{"spawn", "filter", "approve", "record", "replay"}
+var Commands = []string{"spawn", "filter", "approve", "record", "replay", "acp"}
 
 // Generate returns every page by file name.
 func Generate(in Input) (map[string][]byte, error) {
@@ -99,6 +99,8 @@ func exitRows(name string, extra map[string][]ExitRow) ([]ExitRow, error) {
 			rows = append(rows, ExitRow{strconv.Itoa(r.Code), m})
 		}
 		return rows, nil
+	case "acp":
+		return acpExit, nil
 	}
 	rows, ok := extra[name]
 	if !ok {
@@ -244,6 +246,7 @@ var pageEnv = map[string][]string{
 	"spawn":   {"AGENTJQ_AGENT_BIN", "AGENTJQ_GRACE", "PATH", "HOME", "AGENTJQ_TOOL", "AGENTJQ_TOOL_USE_ID", "AGENTJQ_ARG_NAME", "AGENTJQ_HOOK_EVENT"},
 	"record":  {"AGENTJQ_AGENT_BIN", "AGENTJQ_GRACE", "PATH", "HOME"},
 	"replay":  {"AGENTJQ_AGENT_BIN"},
+	"acp":     {"AGENTJQ_AGENT_BIN", "AGENTJQ_GRACE", "PATH", "HOME"},
 	"approve": {"HOME"},
 	"filter":  {"NO_COLOR", "TERM"},
 }
@@ -378,6 +381,9 @@ func commandPage(n *kong.Node, exits []ExitRow) *roff.Page {
 			describe(p, desc)
 			examples = append(examples, ex...)
 		}
+	}
+	if name == "acp" {
+		acpSections(p)
 	}
 	p.Section("OPTIONS")
 	for _, l := range leaves {
