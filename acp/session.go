@@ -127,8 +127,10 @@ func (s *session) end(why string) {
 	}
 }
 
-// close ends the session: the agent's stdin closes, the bridge ends it.
+// close ends the session: a running turn is interrupted (nobody is left
+// to read it), the agent's stdin closes, and the bridge ends the session.
 func (s *session) close() {
+	s.cancel()
 	s.inMu.Lock()
 	defer s.inMu.Unlock()
 	if s.stdin != nil {

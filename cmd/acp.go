@@ -51,11 +51,11 @@ func (c *ACPCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Context)
 	shared.Err = &syncio.Writer{W: ios.Err}
 	ios = &shared
 	// Check the flags and policies once before the editor starts asking.
-	if _, chain, err := sessionOptions(ios, c.noSessionFlags(), agentArgs); err != nil {
+	_, chain, err := sessionOptions(ios, c.noSessionFlags(), agentArgs)
+	if err != nil {
 		return err
-	} else {
-		chain.Close()
 	}
+	chain.Close()
 	argv := append([]string{"agentjq"}, kctx.Args...)
 	start := func(cfg acp.SessionConfig) (bridge.Options, func() error, error) {
 		f := c.noSessionFlags()

@@ -440,3 +440,19 @@ func TestACPLiveAsAgent(t *testing.T) {
 		t.Errorf("the replayed agent's updates differ:\nreplayed %s\nlive     %s", a, b)
 	}
 }
+
+// TestACPLiveThinking: thinking streams as agent_thought_chunk, the answer
+// as agent_message_chunk.
+func TestACPLiveThinking(t *testing.T) {
+	w := newACPWorld(t)
+	r := w.run("think", nil)
+	if got := r.stopReason(t, "prompt"); got != "end_turn" {
+		t.Errorf("stopReason %q", got)
+	}
+	if _, text := r.chunks("agent_thought_chunk"); text != "Let me think about it." {
+		t.Errorf("thought %q", text)
+	}
+	if _, text := r.chunks("agent_message_chunk"); text != "Thought it through." {
+		t.Errorf("message %q", text)
+	}
+}
