@@ -90,6 +90,7 @@ type client struct {
 	asked   int
 	answer  string
 	done    chan struct{}
+	closeIn func() error
 }
 
 func startAgent(t testing.TB) *client {
@@ -106,7 +107,7 @@ func startAgent(t testing.TB) *client {
 			Env: append(os.Environ(), fakeAgentEnv+"=1"), Approver: chain, Stderr: io.Discard, Grace: 2 * time.Second}, chain.Close, nil
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &client{answer: AllowAlways, done: make(chan struct{})}
+	c := &client{answer: AllowAlways, done: make(chan struct{}), closeIn: aIn.Close}
 	go func() {
 		defer close(c.done)
 		Serve(ctx, cToA, cFromA, cToA, Options{Start: start, Version: "test"})
@@ -279,5 +280,39 @@ func TestRuleKeyIsNarrow(t *testing.T) {
 		if ruleKey(p[0]) == ruleKey(p[1]) {
 			t.Errorf("an always answer to %s %s must not cover %s %s", p[0].ToolName, p[0].Input, p[1].ToolName, p[1].Input)
 		}
+	}
+}
+
+// TestEditorGoneMidTurn: the editor closes the connection while a turn
+// streams; the turn is interrupted and the session (its agent process
+// included: bridge.Run returns only once the agent has exited) ends.
+func TestEditorGoneMidTurn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs this test binary as the agent")
+	}
+	c := startAgent(t)
+	sid := c.newSession(t)
+	go c.conn.Call(context.Background(), "session/prompt", map[string]any{"sessionId": sid,
+		"prompt": []map[string]string{{"type": "text", "text": "DELTAS 100000"}}}, nil)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c.mu.Lock()
+		n := len(c.stamps)
+		c.mu.Unlock()
+		if n > 10 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the turn never streamed")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	start := time.Now()
+	c.closeIn()
+	select {
+	case <-c.done:
+		t.Logf("ended %s after the editor left", time.Since(start))
+	case <-time.After(15 * time.Second):
+		t.Fatal("the session did not end within 15s of the editor leaving")
 	}
 }

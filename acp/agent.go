@@ -97,10 +97,14 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, closer io.Closer, opts
 	})
 	err := a.conn.Run(ctx)
 	a.mu.Lock()
+	open := make([]*session, 0, len(a.sessions))
 	for _, s := range a.sessions {
-		s.close()
+		open = append(open, s)
 	}
 	a.mu.Unlock()
+	for _, s := range open {
+		s.close()
+	}
 	a.wg.Wait()
 	if errors.Is(err, io.EOF) {
 		return nil

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/agentjq/agentjq/bridge"
@@ -35,6 +37,7 @@ type session struct {
 	ctrl    map[string]chan string // our control requests → error text ("" ok)
 	rules   map[string]string      // "always" answers: rule key → allow or deny
 	endedC  chan struct{}
+	signals chan os.Signal // to the bridge: SIGTERM ends the session
 }
 
 type turn struct {
@@ -53,7 +56,8 @@ var errCancelled = errors.New("the turn was cancelled")
 
 func newSession(a *Agent, id string) *session {
 	return &session{a: a, id: id, mode: a.opts.Mode, perms: map[int]context.CancelCauseFunc{},
-		ctrl: map[string]chan string{}, rules: map[string]string{}, endedC: make(chan struct{})}
+		ctrl: map[string]chan string{}, rules: map[string]string{}, endedC: make(chan struct{}),
+		signals: make(chan os.Signal, 1)}
 }
 
 func (s *session) modes() sessionModeState {
@@ -80,6 +84,7 @@ func (s *session) run(opts bridge.Options, done func() error) {
 	s.stdin = inW
 	s.inMu.Unlock()
 	opts.Stdin, opts.Stdout = inR, outW
+	opts.Signals = s.signals
 	if opts.Stderr == nil {
 		opts.Stderr = s.a.opts.Stderr
 	}
@@ -127,10 +132,21 @@ func (s *session) end(why string) {
 	}
 }
 
-// close ends the session: a running turn is interrupted (nobody is left
-// to read it), the agent's stdin closes, and the bridge ends the session.
+// close ends the session with the bridge's staged shutdown (interrupt,
+// close stdin, SIGTERM, SIGKILL, a grace period each), as SIGTERM does
+// for spawn: a running turn has nobody left to read it, and an agent that
+// ignores the interrupt must not keep the session, or agentjq, alive.
+// With no turn running, closing stdin is the session's normal end.
 func (s *session) close() {
-	s.cancel()
+	s.mu.Lock()
+	running := s.turn != nil
+	s.mu.Unlock()
+	if running {
+		select {
+		case s.signals <- syscall.SIGTERM:
+		default:
+		}
+	}
 	s.inMu.Lock()
 	defer s.inMu.Unlock()
 	if s.stdin != nil {
