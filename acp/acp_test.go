@@ -241,16 +241,27 @@ func TestAlwaysIsASessionRule(t *testing.T) {
 	if got := c.prompt(t, sid, "PERM"); got != StopEndTurn {
 		t.Fatalf("stopReason %q", got)
 	}
+	// The client's Conn delivers a response at once but queues
+	// notifications for its handler: wait for the updates sent before it.
+	statusesOf := func() []string {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		var st []string
+		for _, u := range c.updates {
+			if u.SessionUpdate == "tool_call_update" {
+				st = append(st, u.ToolCallID+":"+u.Status)
+			}
+		}
+		return st
+	}
+	for deadline := time.Now().Add(2 * time.Second); len(statusesOf()) < 2 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	statuses := statusesOf()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.asked != 1 {
 		t.Errorf("the editor was asked %d times, want once (allow_always)", c.asked)
-	}
-	var statuses []string
-	for _, u := range c.updates {
-		if u.SessionUpdate == "tool_call_update" {
-			statuses = append(statuses, u.ToolCallID+":"+u.Status)
-		}
 	}
 	if strings.Join(statuses, " ") != "t0:in_progress t1:in_progress" {
 		t.Errorf("tool_call_update %v, want both calls in progress (allowed)", statuses)

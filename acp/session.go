@@ -25,6 +25,9 @@ type session struct {
 
 	inMu  sync.Mutex
 	stdin *io.PipeWriter // turns and control requests for the bridge
+	// stdinR is the bridge's end, made with the session so that a prompt
+	// right after session/new has somewhere to go.
+	stdinR *io.PipeReader
 
 	mu      sync.Mutex
 	mode    string
@@ -55,7 +58,8 @@ type turnEnd struct {
 var errCancelled = errors.New("the turn was cancelled")
 
 func newSession(a *Agent, id string) *session {
-	return &session{a: a, id: id, mode: a.opts.Mode, perms: map[int]context.CancelCauseFunc{},
+	r, w := io.Pipe()
+	return &session{stdin: w, stdinR: r, a: a, id: id, mode: a.opts.Mode, perms: map[int]context.CancelCauseFunc{},
 		ctrl: map[string]chan string{}, rules: map[string]string{}, endedC: make(chan struct{}),
 		signals: make(chan os.Signal, 1)}
 }
@@ -78,11 +82,8 @@ func (s *session) modes() sessionModeState {
 
 // run runs the bridge session and maps its stdout until it ends.
 func (s *session) run(opts bridge.Options, done func() error) {
-	inR, inW := io.Pipe()
+	inR := s.stdinR
 	outR, outW := io.Pipe()
-	s.inMu.Lock()
-	s.stdin = inW
-	s.inMu.Unlock()
 	opts.Stdin, opts.Stdout = inR, outW
 	opts.Signals = s.signals
 	if opts.Stderr == nil {
@@ -149,9 +150,7 @@ func (s *session) close() {
 	}
 	s.inMu.Lock()
 	defer s.inMu.Unlock()
-	if s.stdin != nil {
-		s.stdin.Close()
-	}
+	s.stdin.Close()
 }
 
 func (s *session) mapOutput(r io.Reader) {
@@ -228,9 +227,6 @@ func newLineReader(r io.Reader) func() ([]byte, error) {
 func (s *session) writeLine(line []byte) error {
 	s.inMu.Lock()
 	defer s.inMu.Unlock()
-	if s.stdin == nil {
-		return errors.New("the session has not started")
-	}
 	_, err := s.stdin.Write(append(line, '\n'))
 	return err
 }
