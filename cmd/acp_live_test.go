@@ -456,3 +456,13 @@ func TestACPLiveThinking(t *testing.T) {
 		t.Errorf("message %q", text)
 	}
 }
+
+// TestACPLiveMaxTurns: a turn stopped by --max-turns ends with
+// max_turn_requests.
+func TestACPLiveMaxTurns(t *testing.T) {
+	w := newACPWorld(t)
+	r := w.run("loop", nil, "--max-turns", "2")
+	if got := r.stopReason(t, "prompt"); got != "max_turn_requests" {
+		t.Errorf("stopReason %q, want max_turn_requests", got)
+	}
+}

@@ -173,6 +173,9 @@ await app.connectWith(stream, async (ctx) => {
       await attempt("prompt", () => prompt(sid, "FAIL400"));
       await attempt("prompt2", () => prompt(sid, "HELLO"));
       break;
+    case "loop":
+      await attempt("prompt", () => prompt(sid, "LOOP"));
+      break;
     case "think":
       await attempt("prompt", () => prompt(sid, "THINK"));
       break;
