@@ -466,3 +466,25 @@ func TestACPLiveMaxTurns(t *testing.T) {
 		t.Errorf("stopReason %q, want max_turn_requests", got)
 	}
 }
+
+// TestACPLivePlan: TodoWrite becomes a plan update, not a tool call.
+func TestACPLivePlan(t *testing.T) {
+	w := newACPWorld(t)
+	r := w.run("one", map[string]string{"ACP_PROMPT": `TOOL TodoWrite {"todos":[{"content":"Read the code","status":"completed","activeForm":"Reading"},{"content":"Fix the bug","status":"in_progress","activeForm":"Fixing"}]}` + "\nSAY Planned."})
+	if got := r.stopReason(t, "prompt"); got != "end_turn" {
+		t.Errorf("stopReason %q", got)
+	}
+	var plans []any
+	for _, u := range r.Updates {
+		switch u["sessionUpdate"] {
+		case "plan":
+			plans = append(plans, u["entries"])
+		case "tool_call", "tool_call_update":
+			t.Errorf("TodoWrite shown as a tool call: %v", u)
+		}
+	}
+	b, _ := json.Marshal(plans)
+	if want := `[[{"content":"Read the code","priority":"medium","status":"completed"},{"content":"Fix the bug","priority":"medium","status":"in_progress"}]]`; string(b) != want {
+		t.Errorf("plans %s, want %s", b, want)
+	}
+}

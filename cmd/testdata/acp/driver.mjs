@@ -173,6 +173,9 @@ await app.connectWith(stream, async (ctx) => {
       await attempt("prompt", () => prompt(sid, "FAIL400"));
       await attempt("prompt2", () => prompt(sid, "HELLO"));
       break;
+    case "one":
+      await attempt("prompt", () => prompt(sid, process.env.ACP_PROMPT));
+      break;
     case "loop":
       await attempt("prompt", () => prompt(sid, "LOOP"));
       break;
