@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentjq/agentjq/internal/apistub"
+	"github.com/agentjq/agentjq/internal/fakeagent"
 	"github.com/agentjq/agentjq/internal/livetest"
 )
 
@@ -486,5 +487,24 @@ func TestACPLivePlan(t *testing.T) {
 	b, _ := json.Marshal(plans)
 	if want := `[[{"content":"Read the code","priority":"medium","status":"completed"},{"content":"Fix the bug","priority":"medium","status":"in_progress"}]]`; string(b) != want {
 		t.Errorf("plans %s, want %s", b, want)
+	}
+}
+
+// TestACPLiveMCPServer: session/new's mcpServers reach claude; the
+// server's tool is asked about like any other.
+func TestACPLiveMCPServer(t *testing.T) {
+	w := newACPWorld(t)
+	servers, _ := json.Marshal([]map[string]any{{"name": "probe", "command": os.Args[0], "args": []string{},
+		"env": []map[string]string{{"name": fakeagent.Scenario, "value": "mcp-server"}}}})
+	r := w.run("one", map[string]string{"ACP_MCP": string(servers), "ACP_ANSWERS": "allow_once",
+		"ACP_PROMPT": "TOOL mcp__probe__ping {\"note\":\"hi\"}\nSAY done"})
+	if got := r.stopReason(t, "prompt"); got != "end_turn" {
+		t.Errorf("stopReason %q", got)
+	}
+	if len(r.Permissions) != 1 || r.Permissions[0]["toolCall"].(map[string]any)["title"] != "mcp__probe__ping" {
+		t.Errorf("permissions %v", r.Permissions)
+	}
+	if _, text := r.chunks("agent_message_chunk"); !strings.Contains(text, "mcp__probe__ping ok: pong-from-probe") {
+		t.Errorf("the answer %q lacks the server's result", text)
 	}
 }

@@ -136,7 +136,7 @@ await app.connectWith(stream, async (ctx) => {
     await attempt("prompt", () => prompt(process.env.ACP_SESSION, "HELLO again"));
     return;
   }
-  await attempt("new", () => ctx.request("session/new", { cwd, mcpServers: [] }));
+  await attempt("new", () => ctx.request("session/new", { cwd, mcpServers: JSON.parse(process.env.ACP_MCP ?? "[]") }));
   const sid = report.results.new?.sessionId;
   if (!sid) return;
   switch (scenario) {
