@@ -76,6 +76,12 @@ type Agent struct {
 	mu       sync.Mutex
 	sessions map[string]*session
 	wg       sync.WaitGroup
+
+	// asks are the requests agentjq sent the client (request_permission),
+	// by id, awaiting their responses.
+	askMu  sync.Mutex
+	askSeq int
+	asks   map[string]chan *jsonrpc.Response
 }
 
 // Serve speaks ACP on r and w until the client closes r (or ctx ends),
@@ -90,10 +96,11 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, closer io.Closer, opts
 	if opts.ControlTimeout <= 0 {
 		opts.ControlTimeout = 30 * time.Second
 	}
-	a := &Agent{opts: opts, sessions: map[string]*session{}}
+	a := &Agent{opts: opts, sessions: map[string]*session{}, asks: map[string]chan *jsonrpc.Response{}}
 	a.conn = jsonrpc.NewConn(jsonrpc.NewLineStream(r, w, closer), jsonrpc.Options{
-		Handler: a.handle,
-		Logf:    func(f string, args ...any) { fmt.Fprintf(opts.Stderr, "agentjq acp: "+f+"\n", args...) },
+		Handler:    a.handle,
+		OnResponse: a.response,
+		Logf:       func(f string, args ...any) { fmt.Fprintf(opts.Stderr, "agentjq acp: "+f+"\n", args...) },
 	})
 	err := a.conn.Run(ctx)
 	a.mu.Lock()
@@ -349,4 +356,50 @@ func (a *Agent) replay(id, file string, m *Mapper) error {
 
 func (a *Agent) notify(id string, u Update) error {
 	return a.conn.Notify(context.Background(), "session/update", sessionNotification{SessionID: id, Update: u})
+}
+
+// ask sends the client a request and waits for its response. When ctx
+// ends first (the turn was cancelled, the approval timed out, the agent
+// withdrew its request) the client is told with $/cancel_request, so the
+// editor can take the question down; a late answer is dropped.
+func (a *Agent) ask(ctx context.Context, method string, params, result any) error {
+	a.askMu.Lock()
+	a.askSeq++
+	id := jsonrpc.StringID("agentjq-" + strconv.Itoa(a.askSeq))
+	ch := make(chan *jsonrpc.Response, 1)
+	a.asks[id.String()] = ch
+	a.askMu.Unlock()
+	forget := func() {
+		a.askMu.Lock()
+		delete(a.asks, id.String())
+		a.askMu.Unlock()
+	}
+	if err := a.conn.SendRequest(ctx, id, method, params); err != nil {
+		forget()
+		return err
+	}
+	select {
+	case r := <-ch:
+		if r.Error != nil {
+			return r.Error
+		}
+		return json.Unmarshal(r.Result, result)
+	case <-ctx.Done():
+		forget()
+		a.conn.Notify(context.Background(), "$/cancel_request", map[string]any{"requestId": json.RawMessage(id)})
+		return ctx.Err()
+	case <-a.conn.Done():
+		forget()
+		return jsonrpc.ErrClosed
+	}
+}
+
+func (a *Agent) response(_ *jsonrpc.Conn, r *jsonrpc.Response) {
+	a.askMu.Lock()
+	ch := a.asks[r.ID.String()]
+	delete(a.asks, r.ID.String())
+	a.askMu.Unlock()
+	if ch != nil {
+		ch <- r
+	}
 }

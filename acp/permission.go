@@ -58,7 +58,7 @@ func (s *session) Decide(ctx context.Context, req *approve.Request) (approve.Ver
 		{OptionID: RejectAlways, Name: "Always reject " + alwaysWhat(req), Kind: RejectAlways},
 	}}
 	var resp requestPermissionResponse
-	err := s.a.conn.Call(pctx, "session/request_permission", params, &resp)
+	err := s.a.ask(pctx, "session/request_permission", params, &resp)
 	if errors.Is(context.Cause(pctx), errCancelled) {
 		return editorVerdict(protocol.Deny, "cancelled", true), nil
 	}

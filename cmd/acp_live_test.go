@@ -72,6 +72,7 @@ type acpReport struct {
 	Messages    int                        `json:"messages"`
 	Exit        any                        `json:"exit"`
 	AtLoad      int                        `json:"updatesAtLoad"`
+	Aborted     int                        `json:"aborted"`
 }
 
 // run runs the driver's scenario against agentjq acp with acpArgs.
@@ -301,6 +302,9 @@ func TestACPLiveCancelPending(t *testing.T) {
 	}
 	if got := r.stopReason(t, "after"); got != "end_turn" {
 		t.Errorf("the prompt after the cancel: stopReason %q", got)
+	}
+	if r.Aborted != 1 {
+		t.Errorf("the open request_permission was not withdrawn with $/cancel_request (aborted %d)", r.Aborted)
 	}
 	if _, err := os.Stat(filepath.Join(w.dir, "never.txt")); err == nil {
 		t.Errorf("the cancelled call ran")

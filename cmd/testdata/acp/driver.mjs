@@ -111,7 +111,10 @@ const app = acp.client({ name: "agentjq-test" })
     if (a === "wait") {
       // Left open until the client cancels the turn, then answered
       // cancelled, as ACP asks of a client.
-      await new Promise((res) => { resolveWait = res; signal.addEventListener("abort", res, { once: true }); });
+      await new Promise((res) => {
+        resolveWait = res;
+        signal.addEventListener("abort", () => { report.aborted = (report.aborted ?? 0) + 1; res(); }, { once: true });
+      });
       return { outcome: { outcome: "cancelled" } };
     }
     if (a === "allow_once" && afterAllow) setTimeout(afterAllow, 1500);
@@ -158,8 +161,10 @@ await app.connectWith(stream, async (ctx) => {
     case "cancel-pending":
       // Cancelled while the permission request is still open.
       onPermission = () => setTimeout(async () => {
+        // The agent withdraws the open request itself ($/cancel_request),
+        // which aborts this handler; a client that answers first is fine too.
         await ctx.notify("session/cancel", { sessionId: sid });
-        setTimeout(() => resolveWait(), 200);
+        setTimeout(() => resolveWait(), 5000).unref();
       }, 300);
       await attempt("prompt", () => prompt(sid, process.env.ACP_PROMPT));
       await attempt("after", () => prompt(sid, "HELLO"));
