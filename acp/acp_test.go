@@ -327,3 +327,58 @@ func TestEditorGoneMidTurn(t *testing.T) {
 		t.Fatal("the session did not end within 15s of the editor leaving")
 	}
 }
+
+// TestProtocolErrors: unknown methods, unknown sessions, a second prompt
+// while one runs and unsupported content are clean error responses.
+func TestProtocolErrors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs this test binary as the agent")
+	}
+	c := startAgent(t)
+	ctx := context.Background()
+	code := func(err error) int {
+		if e, ok := err.(*jsonrpc.Error); ok {
+			return e.Code
+		}
+		return 0
+	}
+	if err := c.conn.Call(ctx, "session/list", map[string]any{}, nil); code(err) != jsonrpc.CodeMethodNotFound {
+		t.Errorf("session/list: %v, want method not found (not advertised)", err)
+	}
+	if err := c.conn.Call(ctx, "session/load", map[string]any{"sessionId": "x", "cwd": "/", "mcpServers": []any{}}, nil); code(err) != jsonrpc.CodeMethodNotFound {
+		t.Errorf("session/load without --record-dir: %v", err)
+	}
+	if err := c.conn.Call(ctx, "session/prompt", map[string]any{"sessionId": "nope", "prompt": []any{}}, nil); code(err) != codeNotFound {
+		t.Errorf("prompt to an unknown session: %v", err)
+	}
+	if err := c.conn.Call(ctx, "session/new", map[string]any{"cwd": "relative", "mcpServers": []any{}}, nil); code(err) != jsonrpc.CodeInvalidParams {
+		t.Errorf("a relative cwd: %v", err)
+	}
+	sid := c.newSession(t)
+	img := []map[string]string{{"type": "image", "data": "AAAA", "mimeType": "image/png"}}
+	if err := c.conn.Call(ctx, "session/prompt", map[string]any{"sessionId": sid, "prompt": img}, nil); code(err) != jsonrpc.CodeInvalidParams {
+		t.Errorf("an image prompt (not offered): %v", err)
+	}
+	first := make(chan error, 1)
+	go func() {
+		first <- c.conn.Call(ctx, "session/prompt", map[string]any{"sessionId": sid,
+			"prompt": []map[string]string{{"type": "text", "text": "DELTAS 300"}}}, nil)
+	}()
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		c.mu.Lock()
+		n := len(c.stamps)
+		c.mu.Unlock()
+		if n > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	err := c.conn.Call(ctx, "session/prompt", map[string]any{"sessionId": sid,
+		"prompt": []map[string]string{{"type": "text", "text": "again"}}}, nil)
+	if code(err) != jsonrpc.CodeInvalidRequest {
+		t.Errorf("a second prompt while one runs: %v", err)
+	}
+	if err := <-first; err != nil {
+		t.Errorf("the first prompt: %v", err)
+	}
+}

@@ -210,7 +210,8 @@ func (a *Agent) initialize(p initializeRequest) initializeResponse {
 	// Text, resource links and embedded text resources become the turn's
 	// text; images and audio are not offered (not carried end to end).
 	r.AgentCapabilities.PromptCapabilities.EmbeddedContext = true
-	r.AgentCapabilities.MCPCapabilities = mcpCapabilities{HTTP: true, SSE: true}
+	// MCP servers: stdio only (tested end to end); http and sse would map
+	// to claude's --mcp-config as well but are not offered until tested.
 	return r
 }
 
@@ -238,6 +239,11 @@ func newID() string {
 func (a *Agent) newSession(cwd string, mcp []MCPServer, id string, resume bool) (*session, error) {
 	if !filepath.IsAbs(cwd) {
 		return nil, errCode(jsonrpc.CodeInvalidParams, "cwd %q must be an absolute path", cwd)
+	}
+	for _, m := range mcp {
+		if m.Type != "" && m.Type != "stdio" {
+			return nil, errCode(jsonrpc.CodeInvalidParams, "MCP server %q: %s servers are not supported (see mcpCapabilities)", m.Name, m.Type)
+		}
 	}
 	s := newSession(a, id)
 	cfg := SessionConfig{ID: id, Cwd: cwd, MCPServers: mcp, Resume: resume, Person: s}

@@ -120,24 +120,16 @@ func (c *ACPCmd) noSessionFlags() SpawnFlags {
 func mcpConfig(servers []acp.MCPServer) string {
 	cfg := map[string]map[string]any{}
 	for _, s := range servers {
-		switch s.Type {
-		case "http", "sse":
-			h := map[string]string{}
-			for _, v := range s.Headers {
-				h[v.Name] = v.Value
-			}
-			cfg[s.Name] = map[string]any{"type": s.Type, "url": s.URL, "headers": h}
-		default:
-			env := map[string]string{}
-			for _, v := range s.Env {
-				env[v.Name] = v.Value
-			}
-			args := s.Args
-			if args == nil {
-				args = []string{}
-			}
-			cfg[s.Name] = map[string]any{"type": "stdio", "command": s.Command, "args": args, "env": env}
+		// Only stdio servers get here (acp refuses the others).
+		env := map[string]string{}
+		for _, v := range s.Env {
+			env[v.Name] = v.Value
 		}
+		args := s.Args
+		if args == nil {
+			args = []string{}
+		}
+		cfg[s.Name] = map[string]any{"type": "stdio", "command": s.Command, "args": args, "env": env}
 	}
 	b, _ := json.Marshal(map[string]any{"mcpServers": cfg})
 	return string(b)
