@@ -75,7 +75,10 @@ func (c *ACPCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Context)
 		}
 		var rec *openedRecording
 		if cfg.Record != "" {
-			rec, err = openRecording(ios, cfg.Record, c.RedactFlags, sessionOf(f, args), argv, f.Cwd)
+			// The header's session settings leave out the editor's MCP
+			// servers: their env and arguments may hold credentials no
+			// redaction pattern knows.
+			rec, err = openRecording(ios, cfg.Record, c.RedactFlags, sessionOf(f, agentArgs), argv, f.Cwd)
 			if err != nil {
 				chain.Close()
 				return bridge.Options{}, nil, err
