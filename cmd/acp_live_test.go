@@ -416,6 +416,13 @@ func TestACPLiveLoad(t *testing.T) {
 	if got := r.stopReason(t, "prompt"); got != "end_turn" {
 		t.Errorf("prompt after load: stopReason %q", got)
 	}
+	// claude resumed its own history: the model's last request holds the
+	// recorded turn and its answer before the new one.
+	reqs := w.api.MessagesRequests()
+	last := string(reqs[len(reqs)-1].Body)
+	if !strings.Contains(last, "Hello from the scripted model.") || !strings.Contains(last, "HELLO again") {
+		t.Errorf("the resumed session's request lacks the earlier turn: %.600s", last)
+	}
 	if _, err := os.Stat(filepath.Join(rec, sess.ID+".2.ndjson")); err != nil {
 		t.Errorf("the loaded session is not recorded as a second segment: %v", err)
 	}
