@@ -97,7 +97,6 @@ func startAgent(t testing.TB) *client {
 	t.Helper()
 	cToA, aIn := io.Pipe()
 	aOut, cFromA := io.Pipe()
-	cwd := t.TempDir()
 	start := func(cfg SessionConfig) (bridge.Options, func() error, error) {
 		chain, err := approve.NewChain(approve.ChainOptions{Cwd: cfg.Cwd, Person: cfg.Person})
 		if err != nil {
@@ -128,7 +127,6 @@ func startAgent(t testing.TB) *client {
 	if err := c.conn.Call(ctx, "initialize", map[string]any{"protocolVersion": 1}, &init); err != nil || init.ProtocolVersion != 1 {
 		t.Fatalf("initialize: %+v %v", init, err)
 	}
-	_ = cwd
 	return c
 }
 
