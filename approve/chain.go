@@ -34,6 +34,10 @@ type ChainOptions struct {
 	TerminalInput *TerminalInput
 	// Quiet is the prompter's Quiet (see Prompter).
 	Quiet func() (done func())
+	// Person, when set, is the person at the end of the chain in place of
+	// the terminal (the editor of an ACP session): asked only what the
+	// policies and the approver left undecided.
+	Person Decider
 	// Cwd is the session's working directory: the base of relative path
 	// rules when a request carries none, and the approver's directory.
 	Cwd string
@@ -263,7 +267,7 @@ func (c *Chain) askOthers(ctx context.Context, req *Request, passed Verdict, tra
 			asked = &v
 		}
 	}
-	if p := c.terminal(); p != nil {
+	if p := c.person(); p != nil {
 		v, err := p.Decide(ctx, req)
 		if ctx.Err() != nil {
 			return c.ctxVerdict(ctx), nil
@@ -308,6 +312,17 @@ func step(stage string, v Verdict) string {
 		s += ": " + v.Message
 	}
 	return s
+}
+
+// person is the last stage: ChainOptions.Person, else the terminal.
+func (c *Chain) person() Decider {
+	if c.opts.Person != nil {
+		return c.opts.Person
+	}
+	if p := c.terminal(); p != nil {
+		return p
+	}
+	return nil
 }
 
 // terminal opens the terminal on first use.

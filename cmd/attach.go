@@ -34,7 +34,7 @@ func (c *AttachCmd) Run(ctx context.Context, ios *iostreams.IO) error {
 	}
 	var chain *approve.Chain
 	if len(c.Policy) > 0 || c.Approver != "" || c.Prompt {
-		chain, err = approvalChain(ios, SpawnFlags{Policy: c.Policy, Approver: c.Approver, ApproverFormat: c.ApproverFormat, NoPrompt: !c.Prompt}, ios.Dir, nil, nil)
+		chain, err = approvalChain(ios, SpawnFlags{Policy: c.Policy, Approver: c.Approver, ApproverFormat: c.ApproverFormat, NoPrompt: !c.Prompt}, ios.Dir, nil, nil, nil)
 		if err != nil {
 			return err
 		}

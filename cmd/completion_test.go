@@ -81,7 +81,7 @@ func TestBashCompletion(t *testing.T) {
 	}{
 		{"agentjq sp", "spawn"},
 		{"agentjq re", "record replay"},
-		{"agentjq ''", "approve attach call completion filter man proxy record replay serve spawn version"},
+		{"agentjq ''", "acp approve attach call completion filter man proxy record replay serve spawn version"},
 		{"agentjq spawn --agent ''", "claude context"},
 		{"agentjq spawn --agent = c", "claude context"},
 		{"agentjq record -o x.rec --agent c", "claude context"},

@@ -26,6 +26,7 @@ type CLI struct {
 	Serve      ServeCmd      `cmd:"" help:"Run the session daemon: sessions, events and approvals over JSON-RPC (Unix socket, WebSocket, stdio)."`
 	Attach     AttachCmd     `cmd:"" help:"Print a daemon session's agent lines as NDJSON, resumably; answer its approvals when asked."`
 	Call       CallCmd       `cmd:"" help:"Make one JSON-RPC call to the daemon and print its result."`
+	ACP        ACPCmd        `cmd:"" name:"acp" help:"Be an Agent Client Protocol agent on stdio: claude in an editor, with agentjq's policies and recordings."`
 	Man        ManCmd        `cmd:"" help:"Show a manual page."`
 	Completion CompletionCmd `cmd:"" help:"Print a shell completion script (bash, zsh, fish)."`
 	Version    VersionCmd    `cmd:"" help:"Print agentjq's version and the agent versions it was checked against."`

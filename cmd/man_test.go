@@ -174,7 +174,7 @@ func TestManCommand(t *testing.T) {
 		{name: "approve", args: []string{"man", "approve"}, outHas: []string{"approve test", "--expect=FILE"}},
 		{name: "list", args: []string{"man", "--list"}, outHas: []string{"agentjq-spawn.1\n", "agentjq-protocol.7\n"}},
 		{name: "roff source", args: []string{"man", "--roff", "replay"}, outHas: []string{".TH AGENTJQ\\-REPLAY 1"}},
-		{name: "unknown page", args: []string{"man", "nope"}, errHas: "no manual page \"nope\"; the pages: agentjq, approve, daemon, filter, policy, protocol, proxy, record, recording, replay, spawn", code: 2},
+		{name: "unknown page", args: []string{"man", "nope"}, errHas: "no manual page \"nope\"; the pages: acp, agentjq, approve, daemon, filter, policy, protocol, proxy, record, recording, replay, spawn", code: 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

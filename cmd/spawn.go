@@ -164,6 +164,12 @@ func runSpawnWith(ctx context.Context, ios *iostreams.IO, f SpawnFlags, agentArg
 // sessionOptions turns spawn's flags into bridge options, refusing what
 // cannot work before anything starts.
 func sessionOptions(ios *iostreams.IO, f SpawnFlags, agentArgs []string) (bridge.Options, *approve.Chain, error) {
+	return sessionOptionsWith(ios, f, agentArgs, nil)
+}
+
+// sessionOptionsWith is sessionOptions with person, when not nil, as the
+// last stage of the approval chain in place of the terminal (acp's editor).
+func sessionOptionsWith(ios *iostreams.IO, f SpawnFlags, agentArgs []string, person approve.Decider) (bridge.Options, *approve.Chain, error) {
 	for _, d := range []struct {
 		flag string
 		v    time.Duration
@@ -217,7 +223,7 @@ func sessionOptions(ios *iostreams.IO, f SpawnFlags, agentArgs []string) (bridge
 		stdin = tin.Turns()
 	}
 	gate := bridge.NewOutputGate()
-	chain, err := approvalChain(ios, f, dir, tin, gate.Hold)
+	chain, err := approvalChain(ios, f, dir, tin, gate.Hold, person)
 	if err != nil {
 		return bridge.Options{}, nil, err
 	}
@@ -323,7 +329,7 @@ func lookPath(name, path string) (string, error) {
 // approvalChain builds the deciders for can_use_tool: policies, approver,
 // the terminal, and the fail-closed default. A policy that does not parse
 // fails here, before the agent starts.
-func approvalChain(ios *iostreams.IO, f SpawnFlags, cwd string, tin *approve.TerminalInput, quiet func() func()) (*approve.Chain, error) {
+func approvalChain(ios *iostreams.IO, f SpawnFlags, cwd string, tin *approve.TerminalInput, quiet func() func(), person approve.Decider) (*approve.Chain, error) {
 	var tty func() (io.ReadWriteCloser, error)
 	if !f.NoPrompt {
 		tty = ios.OpenTTY
@@ -335,6 +341,7 @@ func approvalChain(ios *iostreams.IO, f SpawnFlags, cwd string, tin *approve.Ter
 		TTY:            tty,
 		TerminalInput:  tin,
 		Quiet:          quiet,
+		Person:         person,
 		Cwd:            cwd,
 		Home:           ios.Getenv("HOME"),
 		Env:            ios.Environ,

@@ -47,7 +47,7 @@ type Input struct {
 
 // Commands are the commands with a page of their own, in the order the
 // main page lists them.
-var Commands = []string{"spawn", "filter", "approve", "record", "replay", "proxy"}
+var Commands = []string{"spawn", "filter", "approve", "record", "replay", "proxy", "acp"}
 
 // Generate returns every page by file name.
 func Generate(in Input) (map[string][]byte, error) {
@@ -105,6 +105,8 @@ func exitRows(name string, extra map[string][]ExitRow) ([]ExitRow, error) {
 			rows = append(rows, ExitRow{strconv.Itoa(r.Code), m})
 		}
 		return rows, nil
+	case "acp":
+		return acpExit, nil
 	}
 	rows, ok := extra[name]
 	if !ok {
@@ -257,6 +259,7 @@ var pageEnv = map[string][]string{
 	"record":  {"AGENTJQ_AGENT_BIN", "AGENTJQ_GRACE", "PATH", "HOME"},
 	"replay":  {"AGENTJQ_AGENT_BIN"},
 	"proxy":   {"AGENTJQ_AGENT_BIN", "AGENTJQ_POLICY", "AGENTJQ_APPROVER", "AGENTJQ_RECORD", "AGENTJQ_EVENTS", "AGENTJQ_PROXY_CONFIG", "AGENTJQ_PROXY_PID", "AGENTJQ_GRACE", "PATH", "HOME"},
+	"acp":     {"AGENTJQ_AGENT_BIN", "AGENTJQ_GRACE", "PATH", "HOME"},
 	"approve": {"HOME"},
 	"filter":  {"NO_COLOR", "TERM"},
 }
@@ -391,6 +394,9 @@ func commandPage(n *kong.Node, exits []ExitRow) *roff.Page {
 			describe(p, desc)
 			examples = append(examples, ex...)
 		}
+	}
+	if name == "acp" {
+		acpSections(p)
 	}
 	p.Section("OPTIONS")
 	for _, l := range leaves {

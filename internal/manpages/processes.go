@@ -9,7 +9,7 @@ import (
 
 // processPages are the command pages that get the PROCESSES section:
 // the commands that start processes.
-var processPages = map[string]bool{"spawn": true, "record": true, "approve": true}
+var processPages = map[string]bool{"spawn": true, "record": true, "approve": true, "acp": true}
 
 // processes says what agentjq guarantees about the processes it starts,
 // per system, and what environment the hosted commands get.

@@ -1,0 +1,380 @@
+package acp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/agentjq/agentjq/bridge"
+	"github.com/agentjq/agentjq/jsonrpc"
+	"github.com/agentjq/agentjq/protocol"
+)
+
+// session is one ACP session: one bridge.Run session of claude.
+type session struct {
+	a  *Agent
+	id string
+
+	inMu  sync.Mutex
+	stdin *io.PipeWriter // turns and control requests for the bridge
+	// stdinR is the bridge's end, made with the session so that a prompt
+	// right after session/new has somewhere to go.
+	stdinR *io.PipeReader
+
+	mu      sync.Mutex
+	mode    string
+	turn    *turn
+	ended   bool
+	endErr  string
+	perms   map[int]context.CancelCauseFunc // open request_permission calls
+	permSeq int
+	ctrlSeq int
+	ctrl    map[string]chan string // our control requests → error text ("" ok)
+	rules   map[string]string      // "always" answers: rule key → allow or deny
+	endedC  chan struct{}
+	signals chan os.Signal // to the bridge: SIGTERM ends the session
+}
+
+type turn struct {
+	done      chan turnEnd
+	cancelled bool
+}
+
+type turnEnd struct {
+	stop string
+	err  error
+}
+
+// errCancelled is the cause of a permission request the client's
+// session/cancel withdrew.
+var errCancelled = errors.New("the turn was cancelled")
+
+func newSession(a *Agent, id string) *session {
+	r, w := io.Pipe()
+	return &session{stdin: w, stdinR: r, a: a, id: id, mode: a.opts.Mode, perms: map[int]context.CancelCauseFunc{},
+		ctrl: map[string]chan string{}, rules: map[string]string{}, endedC: make(chan struct{}),
+		signals: make(chan os.Signal, 1)}
+}
+
+func (s *session) modes() sessionModeState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := sessionModeState{CurrentModeID: s.mode, AvailableModes: []sessionMode{
+		{ID: "default", Name: "Default", Description: "Ask for what the policies leave undecided"},
+		{ID: "acceptEdits", Name: "Accept edits", Description: "claude accepts file edits without asking (agentjq's policies still screen every call)"},
+		{ID: "plan", Name: "Plan", Description: "Plan only: no edits, no commands"},
+		{ID: "dontAsk", Name: "Don't ask", Description: "Deny what is not already allowed, without asking"},
+	}}
+	if s.a.opts.AllowBypass {
+		m.AvailableModes = append(m.AvailableModes, sessionMode{ID: "bypassPermissions", Name: "Bypass permissions",
+			Description: "claude asks nothing (enabled with --allow-bypass-permissions)"})
+	}
+	return m
+}
+
+// run runs the bridge session and maps its stdout until it ends.
+func (s *session) run(opts bridge.Options, done func() error) {
+	inR := s.stdinR
+	outR, outW := io.Pipe()
+	opts.Stdin, opts.Stdout = inR, outW
+	opts.Signals = s.signals
+	if opts.Stderr == nil {
+		opts.Stderr = s.a.opts.Stderr
+	}
+	mapped := make(chan struct{})
+	go func() { defer close(mapped); s.mapOutput(outR) }()
+	rep, err := bridge.Run(context.Background(), opts)
+	outW.Close()
+	inR.Close()
+	<-mapped
+	if done != nil {
+		if derr := done(); derr != nil {
+			fmt.Fprintf(s.a.opts.Stderr, "agentjq acp: session %s: %v\n", s.id, derr)
+		}
+	}
+	why := "the agent's session ended"
+	switch {
+	case err != nil:
+		why = err.Error()
+	case rep.Err != "":
+		why = fmt.Sprintf("the agent's session ended (%s): %s", rep.Outcome, rep.Err)
+	}
+	s.end(why)
+}
+
+func (s *session) end(why string) {
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		return
+	}
+	s.ended, s.endErr = true, why
+	t := s.turn
+	s.turn = nil
+	for _, c := range s.perms {
+		c(errCancelled)
+	}
+	for id, ch := range s.ctrl {
+		ch <- why
+		delete(s.ctrl, id)
+	}
+	close(s.endedC)
+	s.mu.Unlock()
+	if t != nil {
+		t.done <- turnEnd{err: errCode(jsonrpc.CodeInternalError, "%s", why)}
+	}
+}
+
+// close ends the session with the bridge's staged shutdown (interrupt,
+// close stdin, SIGTERM, SIGKILL, a grace period each), as SIGTERM does
+// for spawn: a running turn has nobody left to read it, and an agent that
+// ignores the interrupt must not keep the session, or agentjq, alive.
+// With no turn running, closing stdin is the session's normal end.
+func (s *session) close() {
+	s.mu.Lock()
+	running := s.turn != nil
+	s.mu.Unlock()
+	if running {
+		select {
+		case s.signals <- syscall.SIGTERM:
+		default:
+		}
+	}
+	s.inMu.Lock()
+	defer s.inMu.Unlock()
+	s.stdin.Close()
+}
+
+func (s *session) mapOutput(r io.Reader) {
+	m := NewMapper()
+	br := newLineReader(r)
+	for {
+		line, err := br()
+		if len(line) > 0 {
+			s.handleLine(m, line)
+		}
+		if err != nil {
+			// Whatever the bridge writes must be read, or it stalls.
+			io.Copy(io.Discard, r)
+			return
+		}
+	}
+}
+
+func (s *session) handleLine(m *Mapper, line []byte) {
+	out := m.Line(protocol.DirOut, line)
+	for _, u := range out.Updates {
+		s.a.notify(s.id, u)
+	}
+	switch {
+	case out.Result != nil:
+		s.mu.Lock()
+		t := s.turn
+		s.turn = nil
+		s.mu.Unlock()
+		if t != nil {
+			stop, err := StopReason(out.Result, t.cancelled)
+			if err != nil {
+				err = errCode(jsonrpc.CodeInternalError, "%v", err)
+			}
+			t.done <- turnEnd{stop: stop, err: err}
+		}
+	case out.ControlID != "":
+		s.mu.Lock()
+		ch := s.ctrl[out.ControlID]
+		delete(s.ctrl, out.ControlID)
+		s.mu.Unlock()
+		if ch != nil {
+			ch <- out.ControlErr
+		}
+	case out.Init != nil && out.Init.PermissionMode != "":
+		s.mu.Lock()
+		s.mode = out.Init.PermissionMode
+		s.mu.Unlock()
+	}
+}
+
+func newLineReader(r io.Reader) func() ([]byte, error) {
+	buf := make([]byte, 0, 64<<10)
+	tmp := make([]byte, 64<<10)
+	var pending []byte
+	return func() ([]byte, error) {
+		for {
+			if i := bytes.IndexByte(pending, '\n'); i >= 0 {
+				line := append(buf[:0], pending[:i]...)
+				pending = pending[i+1:]
+				return line, nil
+			}
+			n, err := r.Read(tmp)
+			pending = append(pending, tmp[:n]...)
+			if err != nil {
+				line := pending
+				pending = nil
+				return line, err
+			}
+		}
+	}
+}
+
+func (s *session) writeLine(line []byte) error {
+	s.inMu.Lock()
+	defer s.inMu.Unlock()
+	_, err := s.stdin.Write(append(line, '\n'))
+	return err
+}
+
+// prompt sends one turn and waits for its result.
+func (s *session) prompt(ctx context.Context, blocks []json.RawMessage) (any, error) {
+	content, err := turnContent(blocks)
+	if err != nil {
+		return nil, err
+	}
+	t := &turn{done: make(chan turnEnd, 1)}
+	s.mu.Lock()
+	switch {
+	case s.ended:
+		s.mu.Unlock()
+		return nil, errCode(jsonrpc.CodeInternalError, "%s", s.endErr)
+	case s.turn != nil:
+		s.mu.Unlock()
+		return nil, errCode(jsonrpc.CodeInvalidRequest, "a prompt is already running in session %s", s.id)
+	}
+	s.turn = t
+	s.mu.Unlock()
+	line, _ := json.Marshal(map[string]any{
+		"type": "user", "parent_tool_use_id": nil, "session_id": "",
+		"message": map[string]any{"role": "user", "content": content},
+	})
+	if err := s.writeLine(line); err != nil {
+		s.mu.Lock()
+		if s.turn == t {
+			s.turn = nil
+		}
+		s.mu.Unlock()
+		return nil, errCode(jsonrpc.CodeInternalError, "sending the turn: %v", err)
+	}
+	select {
+	case e := <-t.done:
+		if e.err != nil {
+			return nil, e.err
+		}
+		return promptResponse{StopReason: e.stop}, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// turnContent turns ACP content blocks into claude's: text as it is, a
+// resource link as a mention of its URI, an embedded text resource as
+// text naming its URI. Images and audio are not offered in initialize.
+func turnContent(blocks []json.RawMessage) ([]map[string]string, error) {
+	var out []map[string]string
+	for i, raw := range blocks {
+		var b struct {
+			Type     string `json:"type"`
+			Text     string `json:"text"`
+			URI      string `json:"uri"`
+			Name     string `json:"name"`
+			Resource struct {
+				URI  string  `json:"uri"`
+				Text *string `json:"text"`
+			} `json:"resource"`
+		}
+		if err := json.Unmarshal(raw, &b); err != nil {
+			return nil, errCode(jsonrpc.CodeInvalidParams, "prompt[%d]: %v", i, err)
+		}
+		var text string
+		switch b.Type {
+		case "text":
+			text = b.Text
+		case "resource_link":
+			text = "@" + b.URI
+		case "resource":
+			if b.Resource.Text == nil {
+				return nil, errCode(jsonrpc.CodeInvalidParams, "prompt[%d]: only text resources are supported", i)
+			}
+			text = fmt.Sprintf("<context ref=%q>\n%s\n</context>", b.Resource.URI, *b.Resource.Text)
+		default:
+			return nil, errCode(jsonrpc.CodeInvalidParams, "prompt[%d]: %q content is not supported (see the prompt capabilities)", i, b.Type)
+		}
+		out = append(out, map[string]string{"type": "text", "text": text})
+	}
+	if len(out) == 0 {
+		return nil, errCode(jsonrpc.CodeInvalidParams, "an empty prompt")
+	}
+	return out, nil
+}
+
+// cancel interrupts the running turn; every open permission request is
+// answered as cancelled (a deny that stops the turn).
+func (s *session) cancel() {
+	s.mu.Lock()
+	if s.turn == nil || s.ended {
+		s.mu.Unlock()
+		return
+	}
+	s.turn.cancelled = true
+	for _, c := range s.perms {
+		c(errCancelled)
+	}
+	s.ctrlSeq++
+	id := "acp-interrupt-" + strconv.Itoa(s.ctrlSeq)
+	s.mu.Unlock()
+	line, _ := json.Marshal(map[string]any{"type": "control_request", "request_id": id,
+		"request": map[string]string{"subtype": protocol.SubInterrupt}})
+	s.writeLine(line)
+}
+
+// setMode is set_permission_mode on the agent, then current_mode_update.
+func (s *session) setMode(ctx context.Context, mode string) (any, error) {
+	ok := false
+	for _, m := range s.modes().AvailableModes {
+		ok = ok || m.ID == mode
+	}
+	if !ok {
+		return nil, errCode(jsonrpc.CodeInvalidParams, "unknown mode %q", mode)
+	}
+	ch := make(chan string, 1)
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		return nil, errCode(jsonrpc.CodeInternalError, "%s", s.endErr)
+	}
+	s.ctrlSeq++
+	id := "acp-mode-" + strconv.Itoa(s.ctrlSeq)
+	s.ctrl[id] = ch
+	s.mu.Unlock()
+	line, _ := json.Marshal(map[string]any{"type": "control_request", "request_id": id,
+		"request": map[string]string{"subtype": "set_permission_mode", "mode": mode}})
+	if err := s.writeLine(line); err != nil {
+		return nil, errCode(jsonrpc.CodeInternalError, "%v", err)
+	}
+	t := time.NewTimer(s.a.opts.ControlTimeout)
+	defer t.Stop()
+	select {
+	case e := <-ch:
+		if e != "" {
+			return nil, errCode(jsonrpc.CodeInternalError, "set_permission_mode %s: %s", mode, e)
+		}
+	case <-t.C:
+		s.mu.Lock()
+		delete(s.ctrl, id)
+		s.mu.Unlock()
+		return nil, errCode(jsonrpc.CodeInternalError, "the agent did not answer set_permission_mode within %s", s.a.opts.ControlTimeout)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	s.mu.Lock()
+	s.mode = mode
+	s.mu.Unlock()
+	s.a.notify(s.id, Update{SessionUpdate: "current_mode_update", CurrentModeID: mode})
+	return struct{}{}, nil
+}
