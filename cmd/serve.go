@@ -12,8 +12,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentjq/agentjq/approve"
+	"github.com/agentjq/agentjq/bridge"
 	"github.com/agentjq/agentjq/daemon"
 	"github.com/agentjq/agentjq/internal/buildinfo"
+	"github.com/agentjq/agentjq/internal/syncio"
 	"github.com/agentjq/agentjq/iostreams"
 	"github.com/agentjq/agentjq/jsonrpc"
 )
@@ -59,13 +62,7 @@ func (c *ServeCmd) Run(ctx context.Context, ios *iostreams.IO) error {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return err
 	}
-	bin := c.Bin
-	if bin == "" {
-		bin = ios.Getenv("AGENTJQ_AGENT_BIN")
-	}
-	srv, err := daemon.New(daemon.Options{Home: home, ServerVersion: buildinfo.Version(), AgentBin: bin, Env: ios.Environ,
-		Policies: c.Policy, Allowlist: c.Allowlist, ApprovalTimeout: c.ApprovalTimeout, MaxSessions: c.MaxSessions,
-		AllowedOrigins: c.AllowOrigin, Logf: func(f string, a ...any) { fmt.Fprintf(ios.Err, f+"\n", a...) }})
+	srv, err := c.newServer(ios, home)
 	if err != nil {
 		return err
 	}
@@ -129,6 +126,36 @@ func (c *ServeCmd) Run(ctx context.Context, ios *iostreams.IO) error {
 	}
 	srv.Shutdown()
 	return nil
+}
+
+// newServer makes the daemon; its sessions are built by spawn's session
+// builder, like those of every other front end.
+func (c *ServeCmd) newServer(ios *iostreams.IO, home string) (*daemon.Server, error) {
+	bin := c.Bin
+	if bin == "" {
+		bin = ios.Getenv("AGENTJQ_AGENT_BIN")
+	}
+	// Sessions, their chains and hosted commands write to stderr from
+	// their own goroutines: one write at a time.
+	shared := *ios
+	shared.Err = &syncio.Writer{W: ios.Err}
+	ios = &shared
+	return daemon.New(daemon.Options{Home: home, ServerVersion: buildinfo.Version(), AgentBin: bin, Env: ios.Environ,
+		Policies: c.Policy, Allowlist: c.Allowlist, ApprovalTimeout: c.ApprovalTimeout, MaxSessions: c.MaxSessions,
+		AllowedOrigins: c.AllowOrigin, Logf: func(f string, a ...any) { fmt.Fprintf(ios.Err, f+"\n", a...) },
+		Build: func(p daemon.CreateParams) (bridge.Options, *approve.Chain, error) {
+			return sessionOptionsWith(ios, c.sessionFlags(bin, p), p.Args, nil)
+		}})
+}
+
+// sessionFlags are spawn's flags for a session.create: the clients are
+// the person (the daemon asks them what the chain leaves undecided), so
+// no terminal prompt.
+func (c *ServeCmd) sessionFlags(bin string, p daemon.CreateParams) SpawnFlags {
+	f := SpawnFlags{Agent: p.Agent, Bin: bin, Cwd: p.Workdir, Model: p.Model, PermissionMode: p.Mode, Partial: p.Partial,
+		ApprovalTimeout: c.ApprovalTimeout, Policy: p.Policy, NoPrompt: true}
+	f.HookTimeout, f.MCPToolTimeout = 60*time.Second, 2*time.Minute // the flags' defaults
+	return f
 }
 
 // Help is shown after the flags in serve --help.

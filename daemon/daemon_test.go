@@ -203,6 +203,7 @@ func liveServer(t *testing.T, opts Options) (*Server, string) {
 	}
 	opts.ServerVersion = "test"
 	opts.Logf = t.Logf
+	opts.Build = testBuild(opts)
 	srv, err := New(opts)
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,7 @@ func offlineServer(t *testing.T, opts Options) *Server {
 	}
 	opts.ServerVersion = "test"
 	opts.Logf = t.Logf
+	opts.Build = testBuild(opts)
 	srv, err := New(opts)
 	if err != nil {
 		t.Fatal(err)

@@ -32,7 +32,9 @@ func TestMain(m *testing.M) {
 
 // runTestDaemon is a daemon in a process of its own, for the kill test.
 func runTestDaemon(home string) int {
-	srv, err := New(Options{Home: home, ServerVersion: "test", AgentBin: os.Getenv("AGENTJQ_TEST_AGENT_BIN"), Env: os.Environ(), Logf: func(string, ...any) {}})
+	opts := Options{Home: home, ServerVersion: "test", AgentBin: os.Getenv("AGENTJQ_TEST_AGENT_BIN"), Env: os.Environ(), Logf: func(string, ...any) {}}
+	opts.Build = testBuild(opts)
+	srv, err := New(opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -338,7 +340,7 @@ func TestLiveAlwaysAllowlistAndRestart(t *testing.T) {
 	last := s.lastSeq()
 	srv.Shutdown()
 
-	srv2, err := New(Options{Home: home, ServerVersion: "test", Logf: t.Logf})
+	srv2, err := New(Options{Home: home, ServerVersion: "test", Logf: t.Logf, Build: testBuild(Options{})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/agentjq/agentjq/approve"
+	"github.com/agentjq/agentjq/bridge"
 	"github.com/agentjq/agentjq/jsonrpc"
 )
 
@@ -56,6 +57,14 @@ type Options struct {
 	Logf func(format string, args ...any)
 	// Profile, for tests: the agent profile name to CLI versions listed in hello.
 	CLIVersions []string
+	// Build makes a session's bridge options and approval chain: spawn's
+	// session builder (cmd's sessionOptionsWith), so a daemon session gets
+	// what every front end gets (the PreToolUse guard, the setting sources,
+	// the hosted environment). p.Policy holds every policy file in order:
+	// the daemon's, the session's, the allowlist file. The daemon replaces
+	// the options' Stdin, Stdout, Stderr, Tap, Signals and Approver (its
+	// clientDecider runs the chain first, then asks the clients).
+	Build func(p CreateParams) (bridge.Options, *approve.Chain, error)
 }
 
 // Server is the daemon.
@@ -83,6 +92,9 @@ type Server struct {
 func New(opts Options) (*Server, error) {
 	if opts.Home == "" {
 		return nil, errors.New("daemon: no home directory")
+	}
+	if opts.Build == nil {
+		return nil, errors.New("daemon: no session builder")
 	}
 	if opts.Logf == nil {
 		opts.Logf = log.Printf
@@ -459,18 +471,12 @@ func rpcErr(code, msg string, extra map[string]any) *jsonrpc.Error {
 	return jsonrpc.NewError(n, code, msg, extra)
 }
 
-// chainFor builds a session's approval chain: the daemon's policies, the
-// session's, the allowlist file; no terminal (the clients are the last asker).
-func (s *Server) chainFor(cwd string, policies []string) (*approve.Chain, error) {
-	all := append(append([]string(nil), s.opts.Policies...), policies...)
+// policyFiles are a session's policy files: the daemon's, the session's,
+// the allowlist file.
+func (s *Server) policyFiles(session []string) []string {
+	all := append(append([]string(nil), s.opts.Policies...), session...)
 	if s.opts.Allowlist != "" {
 		all = append(all, s.opts.Allowlist)
 	}
-	home, _ := os.UserHomeDir()
-	for _, kv := range s.opts.Env {
-		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
-			home = v
-		}
-	}
-	return approve.NewChain(approve.ChainOptions{Policies: all, Cwd: cwd, Home: home, Env: s.opts.Env, Stderr: io.Discard})
+	return all
 }

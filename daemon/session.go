@@ -12,7 +12,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -116,8 +115,7 @@ func (srv *Server) startSession(p CreateParams) (*Session, error) {
 	if p.Agent == "" {
 		p.Agent = "claude"
 	}
-	profile, ok := bridge.Profiles[p.Agent]
-	if !ok || p.Agent != "claude" {
+	if p.Agent != "claude" {
 		return nil, rpcErr(CodeInvalidParams, "unknown agent "+p.Agent, nil)
 	}
 	if p.Workdir == "" || !filepath.IsAbs(p.Workdir) {
@@ -126,21 +124,15 @@ func (srv *Server) startSession(p CreateParams) (*Session, error) {
 	if st, err := os.Stat(p.Workdir); err != nil || !st.IsDir() {
 		return nil, rpcErr(CodeInvalidParams, "workdir "+p.Workdir+": not a directory", nil)
 	}
-	if err := bridge.CheckAgentArgs(profile, p.Args); err != nil {
-		return nil, rpcErr(CodeInvalidParams, err.Error(), nil)
-	}
 	if p.Mode != "" && !validMode(p.Mode) {
 		return nil, rpcErr(CodeInvalidParams, "unknown mode "+p.Mode, nil)
 	}
-	chain, err := srv.chainFor(p.Workdir, p.Policy)
+	built := p
+	built.Policy = srv.policyFiles(p.Policy)
+	opts, chain, err := srv.opts.Build(built)
 	if err != nil {
 		return nil, rpcErr(CodeInvalidParams, err.Error(), nil)
 	}
-	bin := srv.opts.AgentBin
-	if bin == "" {
-		bin = profile.Name
-	}
-	path, args := bridge.Command(profile, bin, runtime.GOOS, bridge.PassFlags{Model: p.Model, PermissionMode: p.Mode, Partial: p.Partial}, p.Args)
 	s := &Session{srv: srv, ID: newSessionID(), Workdir: p.Workdir, Agent: p.Agent, Model: p.Model, created: time.Now(),
 		partial: p.Partial, subs: map[*subscription]struct{}{}, chain: chain, mode: p.Mode,
 		taskTools: map[string]bool{}, ownReqs: map[string]string{}, done: make(chan struct{}), sigs: make(chan os.Signal, 4)}
@@ -167,7 +159,7 @@ func (srv *Server) startSession(p CreateParams) (*Session, error) {
 	}
 	// Synchronous writes: an event is on disk before any client sees it.
 	s.rec, err = recording.NewWriter(f, recording.Header{Agent: p.Agent, AgentjqVersion: srv.opts.ServerVersion,
-		Argv: append([]string{path}, args...), Cwd: p.Workdir}, recording.WriterOptions{Redactor: s.red, ValidOut: true})
+		Argv: append([]string{opts.Path}, opts.Args...), Cwd: p.Workdir}, recording.WriterOptions{Redactor: s.red, ValidOut: true})
 	if err != nil {
 		f.Close()
 		chain.Close()
@@ -175,17 +167,17 @@ func (srv *Server) startSession(p CreateParams) (*Session, error) {
 	}
 	pr, pw := io.Pipe()
 	s.stdin = pw
-	opts := bridge.Options{
-		Profile: profile, Path: path, Args: args, Dir: p.Workdir,
-		Env:             bridge.ChildEnv(srv.opts.Env),
-		ApprovalTimeout: srv.opts.ApprovalTimeout,
-		Grace:           srv.opts.Grace,
-		Approver:        &clientDecider{s: s},
-		Tap:             s.tap,
-		Stdin:           pr,
-		Stdout:          io.Discard,
-		Stderr:          io.Discard,
-		Signals:         s.sigs,
+	// The session's own ends: turns from the clients, events to them, no
+	// terminal. The builder's hooks, hosted tools and guard stay.
+	opts.Approver = &clientDecider{s: s}
+	opts.Tap, opts.TapErr = s.tap, nil
+	opts.Stdin, opts.Stdout, opts.Stderr = pr, io.Discard, io.Discard
+	opts.Signals = s.sigs
+	opts.Gate, opts.Echo, opts.NoEvents = nil, false, false
+	opts.Prompt, opts.HasPrompt = "", false
+	opts.ApprovalTimeout = srv.opts.ApprovalTimeout
+	if srv.opts.Grace != 0 {
+		opts.Grace = srv.opts.Grace
 	}
 	srv.mu.Lock()
 	srv.sessions[s.ID] = s
