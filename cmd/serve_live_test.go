@@ -1,0 +1,145 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentjq/agentjq/daemon"
+	"github.com/agentjq/agentjq/internal/apistub"
+	"github.com/agentjq/agentjq/internal/livetest"
+	"github.com/agentjq/agentjq/iostreams"
+	"github.com/agentjq/agentjq/jsonrpc"
+	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/recording"
+)
+
+// serveLiveRead runs `agentjq serve --stdio` with the real claude, creates a
+// session under policy and has the model Read the planted .env inside the
+// workdir (a call claude runs without asking). It returns the stub API and
+// the session's recording.
+func serveLiveRead(t *testing.T, policy string) (*apistub.Server, []byte) {
+	t.Helper()
+	bin := livetest.Claude(t)
+	api := apistub.Start(t)
+	dir := livetest.Workdir(t)
+	plantEnv(dir)
+	rules := writePolicy(t, "rules.json", policy)
+
+	ios, _, _, errb := iostreams.Test()
+	ios.Environ = livetest.Env(t, api.URL())
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ios.In, ios.Out = inR, outW
+	served := make(chan int, 1)
+	go func() {
+		served <- Main([]string{"serve", "--stdio", "--home", t.TempDir(), "--bin", bin}, ios)
+		outW.Close()
+	}()
+
+	events := make(chan daemon.Event, 256)
+	conn := jsonrpc.NewConn(jsonrpc.NewLineStream(outR, inW, inW), jsonrpc.Options{Logf: t.Logf,
+		Handler: func(_ context.Context, req *jsonrpc.Request) (any, error) {
+			if req.Method == "session.event" {
+				var ev daemon.Event
+				if json.Unmarshal(req.Params, &ev) == nil {
+					events <- ev
+				}
+				return nil, nil
+			}
+			t.Errorf("unexpected %s from the daemon: %s", req.Method, req.Params)
+			return daemon.Decision{Decision: protocol.Deny}, nil
+		}})
+	go conn.Run(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	call := func(method string, params, result any) {
+		t.Helper()
+		if err := conn.Call(ctx, method, params, result); err != nil {
+			t.Fatalf("%s: %v\nserve's stderr:\n%s", method, err, errb)
+		}
+	}
+	var cr daemon.CreateResult
+	call("session.create", daemon.CreateParams{Workdir: dir, Policy: []string{rules}}, &cr)
+	call("session.subscribe", daemon.SubscribeParams{SessionID: cr.SessionID}, nil)
+	call("session.prompt", daemon.PromptParams{SessionID: cr.SessionID, Text: toolCall("Read", map[string]any{"file_path": "{{cwd}}/.env"})}, nil)
+	for done := false; !done; {
+		select {
+		case ev := <-events:
+			done = ev.Kind == "turn.done"
+		case <-ctx.Done():
+			t.Fatalf("no turn.done\nserve's stderr:\n%s", errb)
+		}
+	}
+	call("session.close", daemon.SessionRef{SessionID: cr.SessionID}, nil)
+	call("system.shutdown", nil, nil)
+	conn.Close()
+	inW.Close()
+	select {
+	case code := <-served:
+		if code != 0 {
+			t.Errorf("serve exit %d: %s", code, errb)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not end")
+	}
+	rec, err := os.ReadFile(cr.Recording)
+	if err != nil || filepath.Dir(cr.Recording) == "" {
+		t.Fatalf("recording %q: %v", cr.Recording, err)
+	}
+	return api, rec
+}
+
+// A daemon session is built like spawn's: agentjq's PreToolUse guard is in
+// its initialize, so a deny rule holds for a Read claude runs without a
+// permission request, and the model never sees the secret.
+func TestLiveServeDaemonGuardBlocksReadOfDeniedEnv(t *testing.T) {
+	api, rec := serveLiveRead(t, `{"deny":["Read(.env)"]}`)
+	r := liveRun{api: api}
+	if r.modelSaw(planted) {
+		t.Errorf("the model read the planted secret: %+v", api.ToolResults())
+	}
+	if !r.modelSaw("denied by policy rule Read(.env)") {
+		t.Errorf("the model was not told why: %+v", api.ToolResults())
+	}
+	lines := strings.Split(strings.TrimSpace(string(rec)), "\n")
+	h, err := recording.ParseHeader([]byte(lines[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(h.Argv, "--setting-sources") {
+		t.Errorf("argv %q: no --setting-sources (not spawn's builder)", h.Argv)
+	}
+	var decisions []protocol.Decision
+	for _, l := range lines[1:] {
+		e, err := recording.ParseEntry([]byte(l))
+		if err != nil {
+			t.Fatalf("%v: %s", err, l)
+		}
+		var d protocol.Decision
+		if e.Dir == protocol.DirEvent && json.Unmarshal(e.Msg, &d) == nil && d.Subtype == "decision" {
+			decisions = append(decisions, d)
+		}
+	}
+	if len(decisions) != 1 || decisions[0].Via != protocol.ViaHook || decisions[0].Behavior != protocol.Deny ||
+		decisions[0].Tool != "Read" || !strings.HasSuffix(decisions[0].Rule, " Read(.env)") {
+		t.Errorf("decisions %+v", decisions)
+	}
+
+	// Without the guard the same session reads .env unasked. (What this
+	// test would catch.)
+	t.Run("without the guard", func(t *testing.T) {
+		screenEveryCall = false
+		defer func() { screenEveryCall = true }()
+		api, _ := serveLiveRead(t, `{"deny":["Read(.env)"]}`)
+		if !(liveRun{api: api}).modelSaw(planted) {
+			t.Skipf("the CLI no longer reads .env without asking (%+v)", api.ToolResults())
+		}
+	})
+}
