@@ -57,7 +57,12 @@ read-only.
 
 **session.create** starts the agent with the daemon's and the session's policy
 files first in its approval chain; what they leave undecided is asked of the
-clients (**approval.request**), where **spawn** would ask the terminal. Each
+clients (**approval.request**), where **spawn** would ask the terminal. The
+session is built by spawn's own session builder, so it gets what a **spawn**
+session gets: with any policy, agentjq's PreToolUse hook in the initialize
+request, which puts every tool call before the chain (also those claude runs
+without asking, such as a Read inside the workdir), the setting sources
+**user** only, and hosted commands without the agent's credentials. Each
 session is recorded, always, to $AGENTJQ_HOME/sessions/ID.rec in the format of
 agentjq-recording(5) (redacted as **record** redacts by default).
 
