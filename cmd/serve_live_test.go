@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,11 +21,20 @@ import (
 	"github.com/agentjq/agentjq/recording"
 )
 
-// serveLiveRead runs `agentjq serve --stdio` with the real claude, creates a
-// session under policy and has the model Read the planted .env inside the
-// workdir (a call claude runs without asking). It returns the stub API and
-// the session's recording.
+// serveLiveRead runs serveLive with the model reading the planted .env
+// inside the workdir (a call claude runs without asking); no client is
+// asked anything.
 func serveLiveRead(t *testing.T, policy string) (*apistub.Server, []byte) {
+	t.Helper()
+	api, _, rec := serveLive(t, policy, toolCall("Read", map[string]any{"file_path": "{{cwd}}/.env"}), nil)
+	return api, rec
+}
+
+// serveLive runs `agentjq serve --stdio` with the real claude, creates a
+// session under policy in a workdir with a planted .env, and runs one turn
+// of prompt, answering each approval.request with answer (nil: none may
+// come). It returns the stub API, the workdir and the session's recording.
+func serveLive(t *testing.T, policy, prompt string, answer func(daemon.ApprovalInfo) daemon.Decision) (*apistub.Server, string, []byte) {
 	t.Helper()
 	bin := livetest.Claude(t)
 	api := apistub.Start(t)
@@ -53,6 +63,16 @@ func serveLiveRead(t *testing.T, policy string) (*apistub.Server, []byte) {
 				}
 				return nil, nil
 			}
+			if req.Method == "approval.request" && answer != nil {
+				var info daemon.ApprovalInfo
+				if err := json.Unmarshal(req.Params, &info); err != nil {
+					return nil, err
+				}
+				return answer(info), nil
+			}
+			if req.IsNotification() {
+				return nil, nil
+			}
 			t.Errorf("unexpected %s from the daemon: %s", req.Method, req.Params)
 			return daemon.Decision{Decision: protocol.Deny}, nil
 		}})
@@ -68,7 +88,7 @@ func serveLiveRead(t *testing.T, policy string) (*apistub.Server, []byte) {
 	var cr daemon.CreateResult
 	call("session.create", daemon.CreateParams{Workdir: dir, Policy: []string{rules}}, &cr)
 	call("session.subscribe", daemon.SubscribeParams{SessionID: cr.SessionID}, nil)
-	call("session.prompt", daemon.PromptParams{SessionID: cr.SessionID, Text: toolCall("Read", map[string]any{"file_path": "{{cwd}}/.env"})}, nil)
+	call("session.prompt", daemon.PromptParams{SessionID: cr.SessionID, Text: prompt}, nil)
 	for done := false; !done; {
 		select {
 		case ev := <-events:
@@ -93,7 +113,7 @@ func serveLiveRead(t *testing.T, policy string) (*apistub.Server, []byte) {
 	if err != nil || filepath.Dir(cr.Recording) == "" {
 		t.Fatalf("recording %q: %v", cr.Recording, err)
 	}
-	return api, rec
+	return api, dir, rec
 }
 
 // A daemon session is built like spawn's: agentjq's PreToolUse guard is in
@@ -142,4 +162,27 @@ func TestLiveServeDaemonGuardBlocksReadOfDeniedEnv(t *testing.T) {
 			t.Skipf("the CLI no longer reads .env without asking (%+v)", api.ToolResults())
 		}
 	})
+}
+
+// Under spawn's builder the clients are still the last asker: a call the
+// policy leaves to "ask" comes to the client (after the guard passed it
+// on: the trace starts at the hook), and the client's allow runs it.
+func TestLiveServeDaemonClientsAnswerWhatThePolicyAsks(t *testing.T) {
+	var mu sync.Mutex
+	var asked []daemon.ApprovalInfo
+	allow := func(info daemon.ApprovalInfo) daemon.Decision {
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, info)
+		return daemon.Decision{Decision: protocol.Allow}
+	}
+	_, dir, _ := serveLive(t, `{"allow":["Read"],"deny":["Read(.env)"],"default":"ask"}`, bashCall("touch asked.txt"), allow)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 1 || asked[0].Tool != "Bash" || !slices.ContainsFunc(asked[0].Trace, func(s string) bool { return strings.HasPrefix(s, "hook: ") }) {
+		t.Errorf("approvals asked %+v", asked)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "asked.txt")); err != nil {
+		t.Errorf("the allowed call did not run: %v", err)
+	}
 }
