@@ -131,6 +131,16 @@ func (c *ServeCmd) Run(ctx context.Context, ios *iostreams.IO) error {
 // newServer makes the daemon; its sessions are built by spawn's session
 // builder, like those of every other front end.
 func (c *ServeCmd) newServer(ios *iostreams.IO, home string) (*daemon.Server, error) {
+	if c.ApprovalTimeout < 0 {
+		return nil, usageError("--approval-timeout %s: a duration cannot be negative", c.ApprovalTimeout)
+	}
+	// The daemon's policy files load once at start: a bad one fails serve,
+	// naming its line, rather than every session.create.
+	chain, err := approve.NewChain(approve.ChainOptions{Policies: c.Policy, Home: ios.Getenv("HOME")})
+	if err != nil {
+		return nil, err
+	}
+	chain.Close()
 	bin := c.Bin
 	if bin == "" {
 		bin = ios.Getenv("AGENTJQ_AGENT_BIN")

@@ -108,3 +108,24 @@ func TestServeCallAttach(t *testing.T) {
 		t.Error("daemon.json left behind")
 	}
 }
+
+// serve checks its flags and policy files once, at start: a policy that
+// does not parse fails serve naming the file and line, before any client.
+func TestServeRefusesBadPolicyAtStart(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(bad, []byte("{\n  \"allow\": [\"Bash(\"]\n}\n"), 0o644)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--policy", bad}, bad + ":2"},
+		{[]string{"--approval-timeout=-1s"}, "cannot be negative"},
+	} {
+		ios, _, _, errb := iostreams.Test()
+		ios.Environ = append(ios.Environ, "AGENTJQ_HOME="+t.TempDir())
+		code := Main(append([]string{"serve", "--stdio"}, tc.args...), ios)
+		if code != 2 || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("serve %q: exit %d, stderr %q (want 2, %q)", tc.args, code, errb, tc.want)
+		}
+	}
+}
