@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 // The agent's stdout is the data path. One goroutine reads it in chunks of

@@ -7,7 +7,7 @@ import (
 	"maps"
 	"time"
 
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 // stdinSettle is how long the agent must have been quiet before its stdin

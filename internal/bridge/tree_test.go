@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentjq/agentjq/internal/proctest"
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
+	"github.com/agentjq/agentjq/internal/testkit/proctest"
 )
 
 // Three SIGINTs within 30 ms to a session whose agent ignores SIGINT and

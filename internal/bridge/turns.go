@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 // Turns in flight.

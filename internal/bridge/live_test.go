@@ -1,7 +1,7 @@
 package bridge
 
 // Live tests: the bridge driving the real claude CLI, offline, against the
-// scripted Messages API (internal/apistub). They skip when the CLI is not
+// scripted Messages API (internal/testkit/apistub). They skip when the CLI is not
 // installed, and fail instead when AGENTJQ_REQUIRE_LIVE=1.
 
 import (
@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentjq/agentjq/internal/apistub"
-	"github.com/agentjq/agentjq/internal/livetest"
+	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/internal/syncio"
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/testkit/apistub"
+	"github.com/agentjq/agentjq/internal/testkit/livetest"
 )
 
 // liveCLIs are the CLIs to try: the one this pass of the live suite runs

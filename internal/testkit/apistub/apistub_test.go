@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentjq/agentjq/internal/apistub"
+	"github.com/agentjq/agentjq/internal/testkit/apistub"
 )
 
 // These tests need no CLI: they check the stand-in's HTTP answers and the

@@ -15,7 +15,7 @@
 //	ticker:N:EVERY     write N time-stamped lines EVERY apart, then a result
 //	secret-corpus      write the secrets corpus (corpus.go) everywhere a session carries text
 //	init-account       answer initialize with an account email and organization, then echo-turns
-//	mcp-server         be a stdio MCP server (internal/mcptest), not an agent
+//	mcp-server         be a stdio MCP server (internal/testkit/mcptest), not an agent
 //
 // Fault agents, for the fault suite:
 //
@@ -49,7 +49,7 @@ import (
 	"time"
 
 	"github.com/agentjq/agentjq/fixtures"
-	"github.com/agentjq/agentjq/internal/mcptest"
+	"github.com/agentjq/agentjq/internal/testkit/mcptest"
 )
 
 // Scenario is the environment variable that selects the scenario.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/agentjq/agentjq/approve"
 	"github.com/agentjq/agentjq/hooks"
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 // tooDeep handles a line that is JSON nested deeper than protocol.MaxDepth.

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentjq/agentjq/internal/livetest"
+	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/internal/syncio"
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/testkit/livetest"
 )
 
 // TestKeepStdinOpenAnswersTheHandshake: with no turn at all (stdin at EOF

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentjq/agentjq/internal/fakeagent"
+	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/internal/syncio"
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/testkit/fakeagent"
 )
 
 // stalledWriter never returns from Write until the test ends: a peer that

@@ -14,8 +14,8 @@ import (
 
 	"github.com/agentjq/agentjq/approve"
 	"github.com/agentjq/agentjq/fixtures"
+	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/internal/syncio"
-	"github.com/agentjq/agentjq/protocol"
 )
 
 // fakeClient is a client of a proxied session: it reads the session's

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentjq/agentjq/fixtures"
-	"github.com/agentjq/agentjq/internal/streamgen"
+	"github.com/agentjq/agentjq/internal/testkit/streamgen"
 )
 
 // checkScan holds the scanner to encoding/json on line: Scan and ScanLine

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentjq/agentjq/internal/fakeagent"
-	"github.com/agentjq/agentjq/internal/streamgen"
+	"github.com/agentjq/agentjq/internal/testkit/fakeagent"
+	"github.com/agentjq/agentjq/internal/testkit/streamgen"
 )
 
 // BenchmarkPassThrough measures spawn's hot path: a fake agent writes a

@@ -1,6 +1,6 @@
 // Package apistub is a scripted stand-in for the Anthropic Messages API, so
 // that tests can drive the real `claude` CLI with no network. Point the CLI
-// at it with ANTHROPIC_BASE_URL=URL() (internal/livetest builds the rest of
+// at it with ANTHROPIC_BASE_URL=URL() (internal/testkit/livetest builds the rest of
 // the environment).
 //
 // The model's replies come from words in the user's prompt (see Reply):

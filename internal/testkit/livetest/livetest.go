@@ -1,6 +1,6 @@
 // Package livetest holds the helpers every package's live tests share: they
 // run the real `claude` CLI, offline, against the scripted Messages API
-// stand-in of internal/apistub.
+// stand-in of internal/testkit/apistub.
 //
 // A live test looks like:
 //
@@ -23,7 +23,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 // DefaultPath is where `make claude` installs the newest checked CLI

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/internal/syncio"
-	"github.com/agentjq/agentjq/protocol"
 )
 
 // rttAgent is set in the environment of the test binary run as the

@@ -1,7 +1,7 @@
 // Command apistub serves the scripted Messages API stand-in for manual runs
 // of the claude CLI:
 //
-//	go run ./internal/apistub/cmd/apistub -addr 127.0.0.1:8765 -log
+//	go run ./internal/testkit/apistub/cmd/apistub -addr 127.0.0.1:8765 -log
 //	ANTHROPIC_BASE_URL=http://127.0.0.1:8765 ANTHROPIC_API_KEY=x claude ...
 package main
 
@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentjq/agentjq/internal/apistub"
+	"github.com/agentjq/agentjq/internal/testkit/apistub"
 )
 
 func main() {
