@@ -165,6 +165,8 @@ type session struct {
 	atEndOnce  sync.Once
 
 	fwd *forwarder // nil unless Options.Forward
+
+	permTail <-chan struct{} // closed when the last permission request is answered
 }
 
 // Run runs a session to the end and reports its outcome. The error is
@@ -817,8 +819,32 @@ func (s *session) startAnswer(ctx context.Context, key string, rawID, req json.R
 	s.asked[key] = true
 	s.pending[key] = func() { cancel(context.Canceled) }
 	s.withdraw[key] = func() { cancel(errWithdrawn) }
+	var turn permissionTurn
+	if sub, _ := protocol.String(protocol.Fields(req, "subtype")[0]); sub == protocol.SubCanUseTool {
+		// Permission requests are decided one at a time, in the order they
+		// came: an approver or a person sees them in that order.
+		turn = permissionTurn{prev: s.permTail, done: make(chan struct{})}
+		s.permTail = turn.done
+	}
 	s.mu.Unlock()
-	go s.answer(hctx, key, rawID, req)
+	go func() {
+		if turn.done != nil {
+			defer close(turn.done)
+			if turn.prev != nil {
+				select {
+				case <-turn.prev:
+				case <-hctx.Done():
+				}
+			}
+		}
+		s.answer(hctx, key, rawID, req)
+	}()
+}
+
+// permissionTurn orders one permission request after the one before it.
+type permissionTurn struct {
+	prev <-chan struct{} // closed when the request before is answered
+	done chan struct{}
 }
 
 // requestKey reads a request_id: a string or a number, which the answer
