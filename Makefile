@@ -16,12 +16,12 @@ STATICCHECK_VERSION ?= v0.8.2
 STATICCHECK_DIR     ?= $(HOME)/.cache/agentjq/staticcheck-$(STATICCHECK_VERSION)
 STATICCHECK          = $(STATICCHECK_DIR)/staticcheck
 
-# The claude CLI versions agentjq is checked against: protocol/cli-versions.txt
+# The claude CLI versions agentjq is checked against: internal/protocol/cli-versions.txt
 # is their one list (protocol embeds it too). make claude installs each from
 # npm into $(HOME)/.cache/agentjq/claude-VERSION; make test runs the live
 # suite against each. CLAUDE_VERSION (the newest by default) is the one
 # make fixtures records with, into fixtures/recordings/claude-code-VERSION.
-CLAUDE_VERSIONS := $(shell awk '/^[0-9]/ { print $$1 }' protocol/cli-versions.txt)
+CLAUDE_VERSIONS := $(shell awk '/^[0-9]/ { print $$1 }' internal/protocol/cli-versions.txt)
 CLAUDE_VERSION  ?= $(lastword $(CLAUDE_VERSIONS))
 claude_bin       = $(HOME)/.cache/agentjq/claude-$(1)/node_modules/.bin/claude
 CLAUDE_BIN       = $(call claude_bin,$(CLAUDE_VERSION))
@@ -123,7 +123,7 @@ fixtures: $(CLAUDE_BIN)
 BASE_VERSION ?= $(lastword $(filter-out $(CLAUDE_VERSION),$(CLAUDE_VERSIONS)))
 
 # The control subtypes and request fields CLI CLAUDE_VERSION knows, read
-# from the schema text in its binary, against protocol/tables.go and what
+# from the schema text in its binary, against internal/protocol/tables.go and what
 # changed since BASE_VERSION. See internal/tools/clischema for what it can
 # and cannot see.
 cli-schema: $(CLAUDE_BIN) $(if $(BASE_VERSION),$(call claude_bin,$(BASE_VERSION)))

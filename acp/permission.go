@@ -8,7 +8,7 @@ import (
 	"fmt"
 
 	"github.com/agentjq/agentjq/approve"
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 // Decide is the editor's stage of the approval chain: asked only what the

@@ -13,9 +13,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentjq/agentjq/bridge"
+	"github.com/agentjq/agentjq/internal/bridge"
+	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/jsonrpc"
-	"github.com/agentjq/agentjq/protocol"
 )
 
 // session is one ACP session: one bridge.Run session of claude.

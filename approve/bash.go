@@ -62,7 +62,6 @@ type shPart struct {
 }
 
 // String renders the part for messages and traces.
-func (p shPart) String() string { return p.src }
 
 // dirSet is where the shell may be when a part runs, relative to the
 // directory the command starts in: "" is that directory, other entries are

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 // The Bash analysis is checked against real bash. A command the analysis

@@ -13,7 +13,7 @@ import (
 
 	"github.com/agentjq/agentjq/approve"
 	"github.com/agentjq/agentjq/cmd"
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 // TestMain lets this test binary stand in for agentjq, so the co-process

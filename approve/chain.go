@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/agentjq/agentjq/internal/proc"
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 // ChainOptions configure the approval chain of a session.

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/agentjq/agentjq/fixtures"
-	"github.com/agentjq/agentjq/internal/livetest"
+	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/internal/syncio"
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/testkit/livetest"
 )
 
 func bashReq(cmd string) *Request {

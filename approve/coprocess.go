@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/agentjq/agentjq/internal/proc"
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 // MaxApproverLine caps one line a co-process approver writes. A longer

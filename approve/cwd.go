@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 // shellCwd follows where claude's Bash tool is. The tool keeps its working

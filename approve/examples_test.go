@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentjq/agentjq/approve"
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 // Every shipped example policy is tested for what it must deny and allow.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 // FuzzSplitBash checks the splitter never panics and that whatever a

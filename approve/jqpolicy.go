@@ -10,7 +10,7 @@ import (
 
 	"github.com/itchyny/gojq"
 
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 // JQPolicy is a jq program that decides permission requests. It reads the

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 // Prompter asks the person at the terminal. It reads whole lines (no raw

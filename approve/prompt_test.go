@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/agentjq/agentjq/fixtures"
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 // fakeTTY is a terminal made of two pipes: the test types into one and

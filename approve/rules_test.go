@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 // corpusPolicy is the policy both corpora run against.

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"sync"
 
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 // The agent runs many calls without asking (Read inside the project,

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 // Result turns a verdict into the can_use_tool answer: an allow always

@@ -9,7 +9,7 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 // Answers from approvers, hooks and policies, and the tool inputs rules

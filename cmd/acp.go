@@ -11,7 +11,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/agentjq/agentjq/acp"
-	"github.com/agentjq/agentjq/bridge"
+	"github.com/agentjq/agentjq/internal/bridge"
 	"github.com/agentjq/agentjq/internal/buildinfo"
 	"github.com/agentjq/agentjq/internal/syncio"
 	"github.com/agentjq/agentjq/iostreams"

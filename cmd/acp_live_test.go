@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentjq/agentjq/internal/apistub"
-	"github.com/agentjq/agentjq/internal/fakeagent"
-	"github.com/agentjq/agentjq/internal/livetest"
+	"github.com/agentjq/agentjq/internal/testkit/apistub"
+	"github.com/agentjq/agentjq/internal/testkit/fakeagent"
+	"github.com/agentjq/agentjq/internal/testkit/livetest"
 )
 
 // nodeModules is where .ci/run installs the Node clients.

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/agentjq/agentjq/approve"
+	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/iostreams"
-	"github.com/agentjq/agentjq/protocol"
 	"github.com/agentjq/agentjq/recording"
 )
 

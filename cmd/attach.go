@@ -8,9 +8,9 @@ import (
 
 	"github.com/agentjq/agentjq/approve"
 	"github.com/agentjq/agentjq/daemon"
+	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/iostreams"
 	"github.com/agentjq/agentjq/jsonrpc"
-	"github.com/agentjq/agentjq/protocol"
 )
 
 // AttachCmd is the attach subcommand: a session's agent lines as NDJSON.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentjq/agentjq/internal/livetest"
+	"github.com/agentjq/agentjq/internal/testkit/livetest"
 	"github.com/agentjq/agentjq/iostreams"
 )
 

@@ -20,10 +20,10 @@ import (
 	"time"
 
 	"github.com/agentjq/agentjq/fixtures"
-	"github.com/agentjq/agentjq/internal/apistub"
-	"github.com/agentjq/agentjq/internal/livetest"
+	"github.com/agentjq/agentjq/internal/protocol"
+	"github.com/agentjq/agentjq/internal/testkit/apistub"
+	"github.com/agentjq/agentjq/internal/testkit/livetest"
 	"github.com/agentjq/agentjq/iostreams"
-	"github.com/agentjq/agentjq/protocol"
 	"github.com/agentjq/agentjq/recording"
 	"github.com/agentjq/agentjq/replay"
 )
@@ -247,7 +247,7 @@ func TestRegenerateFixtures(t *testing.T) {
 	if only == "" {
 		b, _ := json.MarshalIndent(map[string]any{
 			"cli_version": version,
-			"about":       "How each NAME.rec was made (go test ./cmd -run TestRegenerateFixtures with AGENTJQ_UPDATE=1, i.e. make fixtures): agentjq spawn with these flags (a policy file is NAME.policy.json here) ran the real claude CLI against internal/apistub, reading these stdin lines; a line with after/count waited until the session had printed count agent lines of that kind, then delay. Paths of the temporary project and home are rewritten to " + fixtureProject + " and " + fixtureHome + ".",
+			"about":       "How each NAME.rec was made (go test ./cmd -run TestRegenerateFixtures with AGENTJQ_UPDATE=1, i.e. make fixtures): agentjq spawn with these flags (a policy file is NAME.policy.json here) ran the real claude CLI against internal/testkit/apistub, reading these stdin lines; a line with after/count waited until the session had printed count agent lines of that kind, then delay. Paths of the temporary project and home are rewritten to " + fixtureProject + " and " + fixtureHome + ".",
 			"scenarios":   fixtureScenarios,
 		}, "", "  ")
 		if err := os.WriteFile(filepath.Join(dir, "manifest.json"), append(b, '\n'), 0o644); err != nil {

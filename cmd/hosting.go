@@ -6,13 +6,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentjq/agentjq/bridge"
 	"github.com/agentjq/agentjq/hooks"
+	"github.com/agentjq/agentjq/internal/bridge"
 	"github.com/agentjq/agentjq/internal/buildinfo"
 	"github.com/agentjq/agentjq/internal/proc"
+	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/iostreams"
 	"github.com/agentjq/agentjq/mcphost"
-	"github.com/agentjq/agentjq/protocol"
 )
 
 // HostFlags give the agent tools and hooks hosted by agentjq over the

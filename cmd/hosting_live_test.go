@@ -18,13 +18,13 @@ import (
 	"time"
 
 	"github.com/agentjq/agentjq/approve"
-	"github.com/agentjq/agentjq/bridge"
-	"github.com/agentjq/agentjq/internal/apistub"
-	"github.com/agentjq/agentjq/internal/fakeagent"
-	"github.com/agentjq/agentjq/internal/livetest"
-	"github.com/agentjq/agentjq/internal/mcptest"
+	"github.com/agentjq/agentjq/internal/bridge"
+	"github.com/agentjq/agentjq/internal/protocol"
+	"github.com/agentjq/agentjq/internal/testkit/apistub"
+	"github.com/agentjq/agentjq/internal/testkit/fakeagent"
+	"github.com/agentjq/agentjq/internal/testkit/livetest"
+	"github.com/agentjq/agentjq/internal/testkit/mcptest"
 	"github.com/agentjq/agentjq/iostreams"
-	"github.com/agentjq/agentjq/protocol"
 )
 
 type hostedRun struct {

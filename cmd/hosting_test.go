@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/agentjq/agentjq/fixtures"
-	"github.com/agentjq/agentjq/internal/fakeagent"
-	"github.com/agentjq/agentjq/internal/livetest"
+	"github.com/agentjq/agentjq/internal/testkit/fakeagent"
+	"github.com/agentjq/agentjq/internal/testkit/livetest"
 	"github.com/agentjq/agentjq/iostreams"
 	"github.com/agentjq/agentjq/recording"
 	"github.com/agentjq/agentjq/redact"

@@ -11,8 +11,8 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/iostreams"
-	"github.com/agentjq/agentjq/protocol"
 )
 
 // CLI is the grammar of agentjq.

@@ -13,10 +13,10 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/agentjq/agentjq/internal/manpages"
+	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/internal/roff"
 	"github.com/agentjq/agentjq/iostreams"
 	"github.com/agentjq/agentjq/man"
-	"github.com/agentjq/agentjq/protocol"
 )
 
 // ManCmd shows a manual page from the ones embedded in the binary.

@@ -14,8 +14,8 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/agentjq/agentjq/filter"
-	"github.com/agentjq/agentjq/internal/livetest"
 	"github.com/agentjq/agentjq/internal/manpages"
+	"github.com/agentjq/agentjq/internal/testkit/livetest"
 	"github.com/agentjq/agentjq/iostreams"
 	"github.com/agentjq/agentjq/man"
 )

@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentjq/agentjq/internal/apistub"
-	"github.com/agentjq/agentjq/internal/livetest"
-	"github.com/agentjq/agentjq/internal/proctest"
+	"github.com/agentjq/agentjq/internal/testkit/apistub"
+	"github.com/agentjq/agentjq/internal/testkit/livetest"
+	"github.com/agentjq/agentjq/internal/testkit/proctest"
 )
 
 // orphanRun is agentjq spawn, built as a binary, driving the real claude

@@ -18,10 +18,10 @@ import (
 
 	"github.com/alecthomas/kong"
 
-	"github.com/agentjq/agentjq/bridge"
+	"github.com/agentjq/agentjq/internal/bridge"
+	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/internal/syncio"
 	"github.com/agentjq/agentjq/iostreams"
-	"github.com/agentjq/agentjq/protocol"
 )
 
 // ProxyCmd is the proxy subcommand: agentjq as the claude a client starts.

@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentjq/agentjq/internal/apistub"
-	"github.com/agentjq/agentjq/internal/livetest"
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
+	"github.com/agentjq/agentjq/internal/testkit/apistub"
+	"github.com/agentjq/agentjq/internal/testkit/livetest"
 	"github.com/agentjq/agentjq/recording"
 )
 

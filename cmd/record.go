@@ -15,8 +15,8 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/agentjq/agentjq/internal/buildinfo"
+	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/iostreams"
-	"github.com/agentjq/agentjq/protocol"
 	"github.com/agentjq/agentjq/recording"
 	"github.com/agentjq/agentjq/redact"
 )

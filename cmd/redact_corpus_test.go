@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentjq/agentjq/internal/fakeagent"
-	"github.com/agentjq/agentjq/internal/livetest"
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
+	"github.com/agentjq/agentjq/internal/testkit/fakeagent"
+	"github.com/agentjq/agentjq/internal/testkit/livetest"
 )
 
 // TestRecordSecretCorpus: the fake agent writes every secret of the corpus

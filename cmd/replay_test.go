@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/agentjq/agentjq/fixtures"
-	"github.com/agentjq/agentjq/internal/livetest"
+	"github.com/agentjq/agentjq/internal/protocol"
+	"github.com/agentjq/agentjq/internal/testkit/livetest"
 	"github.com/agentjq/agentjq/iostreams"
-	"github.com/agentjq/agentjq/protocol"
 	"github.com/agentjq/agentjq/recording"
 )
 

@@ -18,9 +18,9 @@ import (
 
 	"github.com/agentjq/agentjq/approve"
 	"github.com/agentjq/agentjq/internal/buildinfo"
+	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/internal/syncio"
 	"github.com/agentjq/agentjq/iostreams"
-	"github.com/agentjq/agentjq/protocol"
 	"github.com/agentjq/agentjq/recording"
 	"github.com/agentjq/agentjq/replay"
 )

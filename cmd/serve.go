@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/agentjq/agentjq/approve"
-	"github.com/agentjq/agentjq/bridge"
 	"github.com/agentjq/agentjq/daemon"
+	"github.com/agentjq/agentjq/internal/bridge"
 	"github.com/agentjq/agentjq/internal/buildinfo"
 	"github.com/agentjq/agentjq/internal/syncio"
 	"github.com/agentjq/agentjq/iostreams"

@@ -16,11 +16,11 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/agentjq/agentjq/approve"
-	"github.com/agentjq/agentjq/bridge"
 	"github.com/agentjq/agentjq/hooks"
+	"github.com/agentjq/agentjq/internal/bridge"
+	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/internal/syncio"
 	"github.com/agentjq/agentjq/iostreams"
-	"github.com/agentjq/agentjq/protocol"
 )
 
 // SpawnFlags are the flags of a session; spawn and record share them.

@@ -1,7 +1,7 @@
 package cmd
 
 // Live tests: agentjq spawn driving the real claude CLI, offline, against
-// the scripted Messages API (internal/apistub). They skip when the CLI is
+// the scripted Messages API (internal/testkit/apistub). They skip when the CLI is
 // not installed, and fail instead when AGENTJQ_REQUIRE_LIVE=1 (CI).
 
 import (
@@ -19,10 +19,10 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/agentjq/agentjq/approve"
-	"github.com/agentjq/agentjq/internal/apistub"
-	"github.com/agentjq/agentjq/internal/livetest"
+	"github.com/agentjq/agentjq/internal/protocol"
+	"github.com/agentjq/agentjq/internal/testkit/apistub"
+	"github.com/agentjq/agentjq/internal/testkit/livetest"
 	"github.com/agentjq/agentjq/iostreams"
-	"github.com/agentjq/agentjq/protocol"
 )
 
 type liveRun struct {

@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentjq/agentjq/internal/fakeagent"
-	"github.com/agentjq/agentjq/internal/livetest"
+	"github.com/agentjq/agentjq/internal/protocol"
+	"github.com/agentjq/agentjq/internal/testkit/fakeagent"
+	"github.com/agentjq/agentjq/internal/testkit/livetest"
 	"github.com/agentjq/agentjq/iostreams"
-	"github.com/agentjq/agentjq/protocol"
 	"github.com/agentjq/agentjq/recording"
 )
 

@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/agentjq/agentjq/internal/buildinfo"
+	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/iostreams"
-	"github.com/agentjq/agentjq/protocol"
 )
 
 // VersionCmd prints versions.

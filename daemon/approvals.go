@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/agentjq/agentjq/approve"
+	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/jsonrpc"
-	"github.com/agentjq/agentjq/protocol"
 )
 
 // ByClient is the decision source of an answer from a daemon client.

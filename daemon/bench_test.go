@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentjq/agentjq/internal/fakeagent"
+	"github.com/agentjq/agentjq/internal/testkit/fakeagent"
 )
 
 // tickerServer runs the fake agent's ticker scenario: N time-stamped

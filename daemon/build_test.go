@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentjq/agentjq/approve"
-	"github.com/agentjq/agentjq/bridge"
+	"github.com/agentjq/agentjq/internal/bridge"
 )
 
 // testBuild is a minimal session builder for the daemon's own tests, which

@@ -11,9 +11,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/agentjq/agentjq/bridge"
+	"github.com/agentjq/agentjq/internal/bridge"
+	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/jsonrpc"
-	"github.com/agentjq/agentjq/protocol"
 )
 
 // client is one connection.

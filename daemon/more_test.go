@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentjq/agentjq/internal/apistub"
-	"github.com/agentjq/agentjq/internal/fakeagent"
-	"github.com/agentjq/agentjq/internal/livetest"
-	"github.com/agentjq/agentjq/internal/proctest"
+	"github.com/agentjq/agentjq/internal/testkit/apistub"
+	"github.com/agentjq/agentjq/internal/testkit/fakeagent"
+	"github.com/agentjq/agentjq/internal/testkit/livetest"
+	"github.com/agentjq/agentjq/internal/testkit/proctest"
 	"github.com/agentjq/agentjq/jsonrpc"
 )
 

@@ -23,7 +23,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/agentjq/agentjq/approve"
-	"github.com/agentjq/agentjq/bridge"
+	"github.com/agentjq/agentjq/internal/bridge"
 	"github.com/agentjq/agentjq/jsonrpc"
 )
 

@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/agentjq/agentjq/approve"
-	"github.com/agentjq/agentjq/bridge"
+	"github.com/agentjq/agentjq/internal/bridge"
+	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/jsonrpc"
-	"github.com/agentjq/agentjq/protocol"
 	"github.com/agentjq/agentjq/recording"
 	"github.com/agentjq/agentjq/redact"
 )

@@ -6,7 +6,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/agentjq/agentjq/internal/streamgen"
+	"github.com/agentjq/agentjq/internal/testkit/streamgen"
 )
 
 // The four programs of BENCHMARKS.md over a generated stream (see

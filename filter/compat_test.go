@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/agentjq/agentjq/fixtures"
-	"github.com/agentjq/agentjq/internal/livetest"
+	"github.com/agentjq/agentjq/internal/testkit/livetest"
 )
 
 // The compatibility table: each program runs over the captures with

@@ -12,7 +12,7 @@ import (
 	"github.com/itchyny/gojq"
 
 	"github.com/agentjq/agentjq/fixtures"
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 // referenceDecode is the plain decoder the fast one must match:

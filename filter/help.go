@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentjq/agentjq/filter/agentlib"
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 // Synopsis is the usage line of `agentjq filter`.

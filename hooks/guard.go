@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/agentjq/agentjq/approve"
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 // GuardID is the callback id of agentjq's own PreToolUse hook.

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/agentjq/agentjq/approve"
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 // chainSays is a Screen that answers behavior for every call and records

@@ -28,7 +28,7 @@ import (
 	"time"
 
 	"github.com/agentjq/agentjq/internal/proc"
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 // Events are the hook events claude 2.1.328 accepts in initialize.

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentjq/agentjq/internal/fakeagent"
-	"github.com/agentjq/agentjq/internal/livetest"
-	"github.com/agentjq/agentjq/internal/mcptest"
 	"github.com/agentjq/agentjq/internal/syncio"
+	"github.com/agentjq/agentjq/internal/testkit/fakeagent"
+	"github.com/agentjq/agentjq/internal/testkit/livetest"
+	"github.com/agentjq/agentjq/internal/testkit/mcptest"
 	"github.com/agentjq/agentjq/mcphost"
 )
 

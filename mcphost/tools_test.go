@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentjq/agentjq/internal/livetest"
+	"github.com/agentjq/agentjq/internal/testkit/livetest"
 )
 
 func toolServer(cmd string) *ToolServer {

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"time"
 
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 // FromCapture turns a raw capture (what a client wrote to the agent's

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentjq/agentjq/fixtures"
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 type capture struct{ in, out []byte }

@@ -24,7 +24,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/redact"
 )
 

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 // queue is the Async Writer's hand-off: Tap copies the line into a buffer

@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 // ErrTruncated reports a last line cut off mid-write (the recorder was

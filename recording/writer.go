@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/redact"
 )
 

@@ -49,7 +49,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 // RedactSpec says what a recording had removed. It is written in the

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentjq/agentjq/fixtures"
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 func TestRedactKeepsCleanLinesByteForByte(t *testing.T) {

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/agentjq/agentjq/internal/streamgen"
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
+	"github.com/agentjq/agentjq/internal/testkit/streamgen"
 )
 
 // streamLines is 16 MiB of the benchmark generator's stream (the one

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/recording"
 	"github.com/agentjq/agentjq/redact"
 )

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/agentjq/agentjq/approve"
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/recording"
 	"github.com/agentjq/agentjq/redact"
 )

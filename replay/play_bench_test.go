@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentjq/agentjq/fixtures"
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/recording"
 )
 

@@ -47,7 +47,7 @@ cat_cpu=$(cut -d' ' -f2 "$work/cat" | median)
 proxy_cpu=$(cut -d' ' -f2 "$work/proxy" | median)
 bytes=$(wc -c <"$stream")
 ratio=$(awk -v a="$proxy_s" -v b="$cat_s" 'BEGIN {printf "%.2f", a / b}')
-rtt=$(go test ./bridge -run '^$' -bench 'ProxyRoundTrip|DirectRoundTrip' -benchtime 3x 2>/dev/null | awk '/^Benchmark/ {print $1, $5}')
+rtt=$(go test ./internal/bridge -run '^$' -bench 'ProxyRoundTrip|DirectRoundTrip' -benchtime 3x 2>/dev/null | awk '/^Benchmark/ {print $1, $5}')
 rtt_proxy=$(echo "$rtt" | awk '/ProxyRoundTrip/ {print $2}')
 rtt_direct=$(echo "$rtt" | awk '/DirectRoundTrip/ {print $2}')
 
@@ -68,7 +68,7 @@ Commands:
     printf '#!/bin/sh\\ncat >/dev/null &\\nexec cat stream.ndjson\\n' > agent.sh
     /usr/bin/time -f '%e' sh -c './agent.sh </dev/null | cat' > /dev/null
     /usr/bin/time -f '%e' agentjq proxy --bin ./agent.sh -- --output-format stream-json < /dev/null > /dev/null
-    go test ./bridge -run '^\$' -bench 'ProxyRoundTrip|DirectRoundTrip' -benchtime 3x
+    go test ./internal/bridge -run '^\$' -bench 'ProxyRoundTrip|DirectRoundTrip' -benchtime 3x
 
 The round-trip benchmark has a fake agent send 2,000 can_use_tool requests
 one after the other, each timed until its answer arrives, to a client that

@@ -9,7 +9,7 @@
 # only the kernel storing the same bytes in a file. That is the floor under
 # any recording of the session to disk on this machine.
 #
-# Environment: SIZE (default 1GiB; the target is for 200MiB), RUNS (default 5), WORK (scratch
+# Environment: SIZE (default 200MiB, the size the target is for), RUNS (default 5), WORK (scratch
 # directory, default $TMPDIR/agentjq-bench-record; needs about 2.2x SIZE).
 # BENCH_PAUSE_PAGE_REPORTING=1 (root only): a VM whose balloon driver
 # reports free pages to the host (Linux page_reporting) pays a host page
@@ -18,7 +18,7 @@
 # this set, reporting is paused for the runs and restored afterwards.
 set -eu
 
-size=${SIZE:-1GiB}
+size=${SIZE:-200MiB}
 runs=${RUNS:-5}
 work=${WORK:-${TMPDIR:-/tmp}/agentjq-bench-record}
 mkdir -p "$work"

@@ -51,7 +51,7 @@ spawn_s=$(median <"$work/spawn")
 bytes=$(wc -c <"$stream")
 ratio=$(awk -v a="$spawn_s" -v b="$cat_s" 'BEGIN {printf "%.2f", a / b}')
 mem=$(secs "$work/agentjq" spawn --bin "$big" -p go | cut -d' ' -f2)
-lat=$(go test ./bridge -run '^$' -bench 'LineLatency|PipeLatency' -benchtime 3x 2>/dev/null | awk '/^Benchmark/ {print $1, $5, $7}')
+lat=$(go test ./internal/bridge -run '^$' -bench 'LineLatency|PipeLatency' -benchtime 3x 2>/dev/null | awk '/^Benchmark/ {print $1, $5, $7}')
 lat_spawn=$(echo "$lat" | awk '/LineLatency/ {print $2}')
 lat_pipe=$(echo "$lat" | awk '/PipeLatency/ {print $2}')
 
@@ -72,7 +72,7 @@ Commands:
     printf '#!/bin/sh\\ncat >/dev/null &\\nexec cat stream.ndjson\\n' > agent.sh
     /usr/bin/time -f '%e %M' sh -c './agent.sh </dev/null | cat' > /dev/null
     /usr/bin/time -f '%e %M' agentjq spawn --bin ./agent.sh -p go > /dev/null
-    go test ./bridge -run '^\$' -bench 'LineLatency|PipeLatency' -benchtime 3x
+    go test ./internal/bridge -run '^\$' -bench 'LineLatency|PipeLatency' -benchtime 3x
     go run ./internal/tools/streamgen -bigline 64MiB > bigline.ndjson   # then the same agent script over it
 
 The latency benchmark has a fake agent write 2,000 time-stamped lines 0.5 ms

@@ -18,6 +18,8 @@ the load average says how quiet the machine was. Regenerate with
 MD
 
 WORK="$work/spawn" scripts/bench-spawn.sh
+echo
+WORK="$work/proxy" scripts/bench-proxy.sh
 
 WORK="$work/filter" scripts/bench-filter.sh "$work/filter.md" >&2
 cat "$work/filter.md"
@@ -53,4 +55,5 @@ if [ "${BENCH_PAUSE_PAGE_REPORTING:-}" = 1 ]; then
 fi
 echo
 WORK="$work/replay" scripts/bench-replay.sh
-
+echo
+scripts/bench-fronts.sh

@@ -13,7 +13,7 @@ import (
 
 	"github.com/itchyny/gojq"
 
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 // Source is the jq module text.

@@ -19,8 +19,8 @@ import (
 
 	"github.com/agentjq/agentjq/filter"
 	"github.com/agentjq/agentjq/filter/agentlib"
+	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/internal/roff"
-	"github.com/agentjq/agentjq/protocol"
 	"github.com/agentjq/agentjq/recording"
 )
 

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/internal/roff"
-	"github.com/agentjq/agentjq/protocol"
 )
 
 // Every entry of the protocol tables is on the protocol page.

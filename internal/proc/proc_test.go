@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentjq/agentjq/internal/proctest"
+	"github.com/agentjq/agentjq/internal/testkit/proctest"
 )
 
 // parentEnv makes this test binary a stand-in for agentjq: it starts the

@@ -1,6 +1,6 @@
 // Command clischema lists the control subtypes, and their request fields,
 // that an installed claude CLI knows, read from the schema text embedded in
-// its binary, against what protocol/tables.go documents; with -base, what
+// its binary, against what internal/protocol/tables.go documents; with -base, what
 // changed since another CLI binary. It is run by make cli-schema.
 //
 // What it can see: the CLI validates its control messages with zod schemas
@@ -29,7 +29,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/agentjq/agentjq/protocol"
+	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 func main() {
@@ -166,7 +166,7 @@ func objectKeys(b []byte) (map[string]bool, bool) {
 	return nil, false
 }
 
-// documented are the subtypes protocol/tables.go names, with the text
+// documented are the subtypes internal/protocol/tables.go names, with the text
 // that documents them (fields are looked for in it by name).
 func documented() (control map[string]string, message map[string]bool) {
 	control = map[string]string{}
@@ -230,7 +230,7 @@ func report(w io.Writer, bin, base string, cur, old map[string]fields) {
 		}
 	}
 
-	fmt.Fprintln(w, "\ncontrol subtypes protocol/tables.go documents (fields the CLI knows; * not named in tables.go):")
+	fmt.Fprintln(w, "\ncontrol subtypes internal/protocol/tables.go documents (fields the CLI knows; * not named in tables.go):")
 	for _, n := range sorted(control) {
 		f, ok := cur[n]
 		if !ok {
@@ -252,7 +252,7 @@ func report(w io.Writer, bin, base string, cur, old map[string]fields) {
 		fmt.Fprintf(w, "  %-30s %s\n", n, strings.Join(parts, " "))
 	}
 
-	fmt.Fprintln(w, "\nsubtypes protocol/tables.go does not document as control requests (? optional):")
+	fmt.Fprintln(w, "\nsubtypes internal/protocol/tables.go does not document as control requests (? optional):")
 	for _, n := range names {
 		if _, ok := control[n]; ok {
 			continue

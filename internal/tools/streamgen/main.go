@@ -1,5 +1,5 @@
 // Command streamgen writes a large realistic agent stream for benchmarks
-// (see package internal/streamgen):
+// (see package internal/testkit/streamgen):
 //
 //	go run ./internal/tools/streamgen -size 1GiB -control=false > stream.ndjson
 //	go run ./internal/tools/streamgen -bigline 64MiB > bigline.ndjson
@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentjq/agentjq/internal/streamgen"
+	"github.com/agentjq/agentjq/internal/testkit/streamgen"
 )
 
 func main() {

@@ -1,0 +1,222 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentjq/agentjq/approve"
+	"github.com/agentjq/agentjq/internal/protocol"
+)
+
+// answer handles one control request from the agent and sends exactly one
+// response, unless the agent withdrew the request first.
+func (s *session) answer(ctx context.Context, id string, rawID json.RawMessage, request json.RawMessage) {
+	defer func() {
+		s.mu.Lock()
+		if cancel := s.pending[id]; cancel != nil {
+			cancel()
+		}
+		delete(s.pending, id)
+		delete(s.withdraw, id)
+		s.mu.Unlock()
+		s.notify()
+	}()
+	var head struct {
+		Subtype string `json:"subtype"`
+	}
+	_ = json.Unmarshal(request, &head)
+	switch head.Subtype {
+	case protocol.SubCanUseTool:
+		s.canUseTool(ctx, id, rawID, request)
+		return
+	}
+	var resp []byte
+	if h := s.opts.Handlers[head.Subtype]; h != nil {
+		payload, err := h(ctx, id, request)
+		if ctx.Err() != nil && errors.Is(context.Cause(ctx), errWithdrawn) {
+			return
+		}
+		if err != nil {
+			resp = errorResponse(rawID, err.Error())
+		} else {
+			resp = successResponse(rawID, payload)
+		}
+	} else {
+		msg := protocol.UnsupportedMessage(head.Subtype)
+		switch head.Subtype {
+		case protocol.SubHookCallback:
+			msg = "agentjq: no hook is registered for this callback"
+		case protocol.SubMCPMessage:
+			msg = "agentjq: no MCP server of that name is hosted by this session"
+		default:
+			s.warn(protocol.WarnUnanswered, fmt.Sprintf("answered unknown control request subtype %q with an error", head.Subtype))
+		}
+		resp = errorResponse(rawID, msg)
+	}
+	if ctx.Err() != nil && errors.Is(context.Cause(ctx), errWithdrawn) {
+		return
+	}
+	if err := s.writeAgent(resp); err != nil {
+		s.warn(protocol.WarnInternal, "could not answer control request "+id+": "+err.Error())
+	}
+}
+
+// errWithdrawn is the cause of a handler's cancellation when the agent
+// sent control_cancel_request: nothing may be sent for that request.
+var errWithdrawn = errors.New("the agent withdrew the request")
+
+// canUseTool runs the approval chain and answers a permission request.
+func (s *session) canUseTool(ctx context.Context, id string, rawID, raw json.RawMessage) {
+	start := time.Now()
+	req := approve.Request{RequestID: id, Cwd: s.opts.Dir}
+	if err := json.Unmarshal(raw, &req.CanUseTool); err != nil {
+		s.respondPermission(id, rawID, &req, protocol.DenyResult(&req.CanUseTool, "agentjq could not read this permission request: "+err.Error()), protocol.ByError, "", start)
+		return
+	}
+	s.mu.Lock()
+	req.SessionID = s.sessionID
+	s.mu.Unlock()
+
+	dctx := ctx
+	if s.opts.ApprovalTimeout > 0 {
+		var cancel context.CancelFunc
+		dctx, cancel = context.WithTimeoutCause(ctx, s.opts.ApprovalTimeout, errApprovalTimeout)
+		defer cancel()
+	}
+	v, err := decide(dctx, s.opts.Approver, &req)
+	switch {
+	case ctx.Err() != nil && errors.Is(context.Cause(ctx), errWithdrawn):
+		s.event(protocol.Decision{
+			Type: protocol.TypeAgentjq, Subtype: protocol.EventDecision, RequestID: id,
+			Tool: req.ToolName, ToolUseID: req.ToolUseID, Behavior: "cancelled",
+			DecidedBy: protocol.ByCancel, Via: protocol.ViaPermission, Message: "the agent withdrew the request",
+			LatencyUS: time.Since(start).Microseconds(),
+		})
+		return
+	case errors.Is(context.Cause(dctx), errApprovalTimeout):
+		msg := fmt.Sprintf("agentjq: no decision within %s (--approval-timeout), so the call was denied.", s.opts.ApprovalTimeout)
+		s.warn(protocol.WarnApprovalTimeout, fmt.Sprintf("permission request %s for %s timed out", id, req.ToolName))
+		s.respondPermission(id, rawID, &req, protocol.DenyResult(&req.CanUseTool, msg), protocol.ByTimeout, "", start)
+		return
+	case err != nil:
+		msg := "agentjq: the approval chain failed, so the call was denied: " + err.Error()
+		fmt.Fprintf(s.opts.Stderr, "agentjq: approving %s: %v\n", req.ToolName, err)
+		s.respondPermission(id, rawID, &req, protocol.DenyResult(&req.CanUseTool, msg), protocol.ByError, "", start)
+		return
+	}
+	var res protocol.PermissionResult
+	switch v.Behavior {
+	case protocol.Allow:
+		res = protocol.AllowResult(&req.CanUseTool, v.UpdatedInput)
+		res.UpdatedPermissions = v.UpdatedPermissions
+		if req.IsQuestion() && !hasAnswers(res.UpdatedInput) {
+			// Never let a question through with no answer: the model
+			// would invent one.
+			res = protocol.DenyResult(&req.CanUseTool, approve.NoOneToAnswer)
+		}
+	default:
+		msg := v.Message
+		if msg == "" {
+			msg = approve.NoApprover
+		}
+		res = protocol.DenyResult(&req.CanUseTool, msg)
+		res.Interrupt = v.Interrupt
+	}
+	s.respondPermission(id, rawID, &req, res, v.Source, v.Rule, start)
+}
+
+var errApprovalTimeout = errors.New("approval timeout")
+
+// decide asks the approver, falling back to the default when it has no
+// opinion or only says "ask" with nobody left to ask.
+func decide(ctx context.Context, d approve.Decider, req *approve.Request) (approve.Verdict, error) {
+	v, err := d.Decide(ctx, req)
+	if err != nil {
+		return v, err
+	}
+	if ctx.Err() != nil {
+		return v, ctx.Err()
+	}
+	if v.Behavior != protocol.Allow && v.Behavior != protocol.Deny {
+		dv, _ := approve.Default.Decide(ctx, req)
+		if v.Message != "" {
+			dv.Message = v.Message
+		}
+		return dv, nil
+	}
+	return v, nil
+}
+
+// respondPermission records the decision, then sends it. The event goes
+// first so that a recording (and a reader of stdout) sees who decided
+// before the agent acts on the answer.
+func (s *session) respondPermission(id string, rawID json.RawMessage, req *approve.Request, res protocol.PermissionResult, by, rule string, start time.Time) {
+	if res.Behavior == protocol.Deny {
+		key := req.ToolUseID
+		if key == "" {
+			key = "request-" + id
+		}
+		s.mu.Lock()
+		s.denied[key] = true
+		s.mu.Unlock()
+	}
+	if by == "" {
+		by = protocol.ByDefault
+	}
+	s.event(protocol.Decision{
+		Type: protocol.TypeAgentjq, Subtype: protocol.EventDecision,
+		RequestID: id, Tool: req.ToolName, ToolUseID: req.ToolUseID,
+		Behavior: res.Behavior, DecidedBy: by, Via: protocol.ViaPermission, Rule: rule, Message: res.Message,
+		LatencyUS: time.Since(start).Microseconds(),
+	})
+	if err := s.writeAgent(successResponse(rawID, res)); err != nil {
+		s.warn(protocol.WarnInternal, "could not answer permission request "+id+": "+err.Error())
+	}
+}
+
+// hasAnswers reports whether an AskUserQuestion input carries at least one
+// non-empty answer.
+func hasAnswers(input json.RawMessage) bool {
+	var in struct {
+		Answers map[string]string `json:"answers"`
+	}
+	if json.Unmarshal(input, &in) != nil {
+		return false
+	}
+	for _, a := range in.Answers {
+		if a != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// successResponse and errorResponse build a control_response echoing the
+// request's id as the JSON value it came as (a string or a number).
+func successResponse(rawID json.RawMessage, payload any) []byte {
+	if payload == nil {
+		payload = struct{}{}
+	}
+	return protocol.Marshal(struct {
+		Type     string `json:"type"`
+		Response any    `json:"response"`
+	}{protocol.TypeControlResp, struct {
+		Subtype   string          `json:"subtype"`
+		RequestID json.RawMessage `json:"request_id"`
+		Response  any             `json:"response"`
+	}{"success", rawID, payload}})
+}
+
+func errorResponse(rawID json.RawMessage, message string) []byte {
+	return protocol.Marshal(struct {
+		Type     string `json:"type"`
+		Response any    `json:"response"`
+	}{protocol.TypeControlResp, struct {
+		Subtype   string          `json:"subtype"`
+		RequestID json.RawMessage `json:"request_id"`
+		Error     string          `json:"error"`
+	}{"error", rawID, message}})
+}

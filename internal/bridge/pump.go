@@ -1,0 +1,311 @@
+package bridge
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"runtime"
+	"sync"
+
+	"github.com/agentjq/agentjq/internal/protocol"
+)
+
+// The agent's stdout is the data path. One goroutine reads it in chunks of
+// whole lines, finds what each line is (a large chunk on every core at
+// once: validation is most of the work), and hands runs of lines it only
+// passes on to the stdout writer without copying them; the chunk's buffer
+// goes back to the pool once the writer is done with it. The writer's
+// queue is bounded, so a slow reader of our stdout slows the agent down
+// (backpressure) rather than filling memory. A line of any length is read
+// in pieces and joined once.
+
+// lineKind is what a line is to the session.
+type lineKind uint8
+
+const (
+	linePlain  lineKind = iota // a JSON object agentjq only passes on
+	lineRouted                 // a JSON object agentjq acts on
+	lineBlank                  // white space only: dropped
+	lineBad                    // not a JSON object: a warning, not passed on
+	lineDeep                   // JSON nested deeper than protocol.MaxDepth: see tooDeep
+)
+
+const (
+	chunkSize = 256 << 10
+	// keepChunk is the largest buffer returned to the pool.
+	keepChunk = 4 << 20
+	// longPiece is the size of the pieces a long line is read in.
+	longPiece = 1 << 20
+	// outQueue bounds the bytes of agent output waiting for our stdout.
+	outQueue = 1 << 20
+)
+
+var chunkPool = sync.Pool{New: func() any { b := make([]byte, 0, chunkSize); return &b }}
+
+// chunkReader reads whole lines, many at a time.
+type chunkReader struct {
+	r     io.Reader
+	carry []byte // a partial line from the previous read
+	done  bool
+}
+
+// next returns the next run of whole lines (only the stream's last may
+// lack its '\n'), in a buffer from the pool, or nil at the end.
+func (cr *chunkReader) next() []byte {
+	for !cr.done {
+		bp := chunkPool.Get().(*[]byte)
+		buf := append((*bp)[:0], cr.carry...)
+		var err error
+		var pieces [][]byte // a line longer than one buffer, read in pieces
+		for {
+			if len(buf) == cap(buf) {
+				// Keep the full buffer as a piece and read on into a new
+				// one; the pieces are joined once when the line ends, so
+				// a huge line costs twice its size at most.
+				pieces = append(pieces, buf)
+				buf = make([]byte, 0, longPiece)
+			}
+			var n int
+			n, err = cr.r.Read(buf[len(buf):cap(buf)])
+			start := len(buf)
+			buf = buf[:len(buf)+n]
+			if bytes.IndexByte(buf[start:], '\n') >= 0 || err != nil {
+				break
+			}
+		}
+		if pieces != nil {
+			total := len(buf)
+			for _, p := range pieces {
+				total += len(p)
+			}
+			joined := make([]byte, 0, total)
+			for _, p := range pieces {
+				joined = append(joined, p...)
+			}
+			buf = append(joined, buf...)
+		}
+		end := bytes.LastIndexByte(buf, '\n') + 1
+		if err != nil {
+			// EOF, or the pipe closed under us after the agent exited (a
+			// grandchild held it): either way the stream is over.
+			end = len(buf)
+			cr.done = true
+		}
+		cr.carry = append(cr.carry[:0], buf[end:]...)
+		if cap(cr.carry) > keepChunk {
+			cr.carry = append([]byte(nil), cr.carry...)
+		}
+		if end > 0 {
+			return buf[:end]
+		}
+		putChunk(buf)
+	}
+	return nil
+}
+
+func putChunk(b []byte) {
+	if cap(b) <= keepChunk {
+		b = b[:0]
+		chunkPool.Put(&b)
+	}
+}
+
+// classify finds what a line is.
+func classify(line []byte) (lineKind, protocol.Head) {
+	head, err := protocol.ScanLine(line)
+	switch {
+	case err == nil && routed(head):
+		return lineRouted, head
+	case err == nil:
+		return linePlain, head
+	case len(bytes.TrimSpace(line)) == 0:
+		return lineBlank, head
+	}
+	if _, deep := err.(*protocol.DepthError); deep {
+		return lineDeep, head
+	}
+	return lineBad, head
+}
+
+// routed reports whether agentjq acts on a line with this head.
+func routed(h protocol.Head) bool {
+	typ, sub := h.Type, h.Subtype
+	if h.Escaped {
+		t, st, _ := h.Strings()
+		typ, sub = []byte(t), []byte(st)
+	}
+	switch string(typ) {
+	case protocol.TypeResult, protocol.TypeControlRequest, protocol.TypeControlCancel, protocol.TypeControlResp, typeCommandLifecycle:
+		return true
+	case protocol.TypeSystem:
+		return systemRouted(string(sub))
+	}
+	return false
+}
+
+// readAgentStdout copies the agent's lines to our stdout byte for byte and
+// routes the ones agentjq acts on, in the order they came.
+func (s *session) readAgentStdout(ctx context.Context, r io.Reader) {
+	cr := &chunkReader{r: r}
+	lineNo := 1
+	for {
+		buf := cr.next()
+		if buf == nil {
+			return
+		}
+		s.sawOutput()
+		// Backpressure: wait here, holding nothing, until the writer has
+		// room for this chunk.
+		s.out.waitRoom(len(buf))
+		lineNo = s.passChunk(ctx, buf, lineNo)
+		s.out.putNow(nil, func() { putChunk(buf) })
+	}
+}
+
+// lineInfo is one line of a chunk: where it lies (end excludes its
+// newline, next is the offset of the next line) and what it is.
+type lineInfo struct {
+	start, end, next int
+	kind             lineKind
+	head             protocol.Head
+}
+
+// parallelChunk is the size from which a chunk's lines are classified on
+// every core at once: validating each line is most of the data path's work.
+const parallelChunk = 64 << 10
+
+// classifyChunk finds the lines of buf and what each is, appending to
+// infos. A large chunk is cut at newlines into one part per core.
+func classifyChunk(buf []byte, infos []lineInfo, classify func([]byte) (lineKind, protocol.Head)) []lineInfo {
+	parts := 1
+	if len(buf) >= parallelChunk {
+		parts = runtime.NumCPU()
+	}
+	if parts == 1 {
+		return classifyLines(buf, 0, infos, classify)
+	}
+	var cuts []int // part boundaries, each just after a newline
+	for i := 1; i < parts; i++ {
+		at := len(buf) * i / parts
+		if len(cuts) > 0 && at < cuts[len(cuts)-1] {
+			continue
+		}
+		nl := bytes.IndexByte(buf[at:], '\n')
+		if nl < 0 {
+			break
+		}
+		cuts = append(cuts, at+nl+1)
+	}
+	cuts = append(cuts, len(buf))
+	found := make([][]lineInfo, len(cuts))
+	var wg sync.WaitGroup
+	from := 0
+	for i, to := range cuts {
+		if to <= from {
+			continue
+		}
+		wg.Add(1)
+		go func(i, from, to int) {
+			defer wg.Done()
+			found[i] = classifyLines(buf[:to], from, nil, classify)
+		}(i, from, to)
+		from = to
+	}
+	wg.Wait()
+	for _, f := range found {
+		infos = append(infos, f...)
+	}
+	return infos
+}
+
+// classifyLines classifies the lines of buf from offset off.
+func classifyLines(buf []byte, off int, infos []lineInfo, classify func([]byte) (lineKind, protocol.Head)) []lineInfo {
+	for off < len(buf) {
+		end := bytes.IndexByte(buf[off:], '\n')
+		next := len(buf)
+		if end >= 0 {
+			end += off
+			next = end + 1
+		} else {
+			end = len(buf)
+		}
+		kind, head := classify(buf[off:end])
+		infos = append(infos, lineInfo{off, end, next, kind, head})
+		off = next
+	}
+	return infos
+}
+
+// passChunk writes each run of plain lines as one slice of buf, and
+// handles the other lines one by one. A tap sees each line as the run
+// reaches it, so it sees every line in order. It returns the number of
+// the next line.
+func (s *session) passChunk(ctx context.Context, buf []byte, n int) int {
+	s.infos = classifyChunk(buf, s.infos[:0], s.classifier())
+	runStart := -1 // offset of the first line of the current run
+	for _, li := range s.infos {
+		line := buf[li.start:li.end]
+		if li.kind == linePlain {
+			s.tap(protocol.DirOut, line)
+			if runStart < 0 {
+				runStart = li.start
+			}
+		} else {
+			if runStart >= 0 {
+				s.out.putNow(buf[runStart:li.start], nil)
+				runStart = -1
+			}
+			s.agentLine(ctx, n, li.kind, li.head, line, buf[li.start:li.next])
+		}
+		n++
+	}
+	if runStart >= 0 {
+		s.passOut(buf[runStart:])
+	}
+	return n
+}
+
+// passOut queues whole lines of agent output; the stream's last line may
+// come without its newline and gets one.
+func (s *session) passOut(b []byte) {
+	s.out.putNow(b, nil)
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		s.out.putNow([]byte{'\n'}, nil)
+	}
+}
+
+// agentLine passes a line on and acts on it when it must; withNL is the
+// line as it lies in the buffer, newline included when it has one.
+func (s *session) agentLine(ctx context.Context, n int, kind lineKind, head protocol.Head, line, withNL []byte) {
+	if s.fwd != nil && s.forwardAgentLine(ctx, kind, head, line, withNL) {
+		return
+	}
+	switch kind {
+	case lineBlank:
+		return
+	case lineBad:
+		s.nonJSON(n, line)
+		return
+	case lineDeep:
+		s.tooDeep(ctx, n, head, line)
+		return
+	}
+	typ, subtype := string(head.Type), string(head.Subtype)
+	if head.Escaped {
+		typ, subtype, _ = head.Strings()
+	}
+	if typ == typeCommandLifecycle && s.lifecycle(line) {
+		return // about a turn id agentjq added: its own bookkeeping
+	}
+	s.tap(protocol.DirOut, line)
+	s.passOut(withNL)
+	switch typ {
+	case protocol.TypeResult:
+		s.result(line)
+	case protocol.TypeSystem:
+		s.system(subtype, head, line)
+	case typeCommandLifecycle:
+	default:
+		s.control(ctx, typ, line)
+	}
+}

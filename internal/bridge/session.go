@@ -1,0 +1,1196 @@
+package bridge
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/agentjq/agentjq/approve"
+	"github.com/agentjq/agentjq/internal/proc"
+	"github.com/agentjq/agentjq/internal/protocol"
+)
+
+// ControlHandler answers one kind of control request from the agent. It
+// returns the response payload, or an error that becomes an error response.
+// ctx is cancelled when the agent withdraws the request.
+type ControlHandler func(ctx context.Context, requestID string, request json.RawMessage) (any, error)
+
+// Options configure a session.
+type Options struct {
+	Profile Profile
+	// Path and Args are the agent's command line (see Command).
+	Path string
+	Args []string
+	Dir  string
+	Env  []string
+
+	// Prompt, when HasPrompt, is the only turn: stdin is not read and the
+	// session ends after its result.
+	Prompt    string
+	HasPrompt bool
+
+	Echo     bool // also write the turns sent to the agent on stdout
+	NoEvents bool // do not write agentjq's own events
+
+	ApprovalTimeout time.Duration // 0: wait for ever
+	IdleTimeout     time.Duration // 0: none
+	Timeout         time.Duration // 0: none
+	// Grace is how long each stage of a shutdown waits before the next.
+	Grace time.Duration
+
+	// Approver answers can_use_tool; nil denies everything.
+	Approver approve.Decider
+	// Handlers answer other agent control requests by subtype.
+	Handlers map[string]ControlHandler
+	// Guard answers agentjq's own PreToolUse hook (see bridge/hosting.go).
+	Guard GuardFunc
+	// Init, when set, is sent as an initialize control request first.
+	Init any
+	// ControlTimeout bounds the wait for the agent's answer to one of
+	// agentjq's own control requests (initialize, interrupt): then a
+	// warning, and the session goes on without it. 0: 30s.
+	ControlTimeout time.Duration
+	// KeepStdinOpen holds the agent's stdin open while hooks or SDK MCP
+	// servers are registered, until the session ends: on a normal end it
+	// closes only once the agent has been quiet for a moment.
+	KeepStdinOpen bool
+	// AtEnd run once when the session is over (the agent exited or never
+	// started), before the exit event: hosted servers are stopped there.
+	AtEnd []func()
+
+	// Tap sees every line in every direction, in order. The line is only
+	// lent for the call: a tap that keeps it copies it.
+	Tap func(dir protocol.Direction, line []byte)
+	// TapErr, when set, reports a failure of whatever the tap feeds (a
+	// recording's write error): the session's outcome is then an error,
+	// never a success.
+	TapErr func() error
+
+	// Forward, when set, makes the session a proxy for a client that
+	// speaks the protocol itself (forward.go).
+	Forward *Forward
+
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// RedactEcho, when set, removes secrets from what agentjq itself
+	// prints of an agent's non-JSON stdout line (stderr and the warning).
+	RedactEcho func([]byte) []byte
+	// Gate, when set, holds stdout while a prompt is open (OutputGate).
+	Gate *OutputGate
+	// Signals delivers SIGINT, SIGTERM and SIGPIPE from the caller.
+	Signals <-chan os.Signal
+}
+
+// Report is what happened.
+type Report struct {
+	Outcome   protocol.Outcome
+	ExitCode  int
+	AgentExit int // -1 when killed by a signal or never started
+	Signal    string
+	Turns     int
+	Denials   int
+	Err       string
+}
+
+// StartError is a failure to start the agent (not found, not executable).
+type StartError struct{ Err error }
+
+func (e *StartError) Error() string { return "starting the agent: " + e.Err.Error() }
+func (e *StartError) Unwrap() error { return e.Err }
+
+// ExitCode is 127, as a shell reports a command it cannot run.
+func (e *StartError) ExitCode() int { return protocol.ExitNotFound }
+
+// session is one run of the agent.
+type session struct {
+	opts Options
+	cmd  *proc.Cmd
+	pid  int
+
+	// inMu keeps the tap's order of lines to the agent that of the queue.
+	inMu      sync.Mutex
+	agentIn   *queueWriter // the agent's stdin
+	stdinFile *os.File
+
+	out  *queueWriter // our stdout
+	errq *queueWriter // our stderr (lossy: never holds anyone up)
+
+	mu      sync.Mutex
+	changed chan struct{} // signalled when state the loop waits on changes
+	// open are the turns sent whose end has not been seen (turns.go).
+	open       []openTurn
+	lastSent   time.Time
+	queuedHint int // the last id-less result's queued_turn_count; -1 none
+	resultAt   time.Time
+	resultSeq  int // outputSeq when that result came
+	outputSeq  int // chunks of agent output read
+	hintTimer  bool
+	pending    map[string]context.CancelFunc // agent requests being answered
+	withdraw   map[string]context.CancelFunc // cancels a request the agent withdrew
+	asked      map[string]bool               // every request id the agent sent us
+	addedIDs   map[string]bool               // turn ids agentjq added, until their turn ends
+	ours       map[string]*time.Timer        // our own control requests awaiting replies
+	background map[string]bool               // background task ids
+	lastResult []byte                        // the last result line, raw
+	turns      int
+	// denied holds the tool_use_id of every denied call, whoever denied it:
+	// agentjq answers and the agent's permission_denials name the same call.
+	denied      map[string]bool
+	sessionID   string
+	versionSeen bool
+	lastOutput  time.Time
+	inputDone   bool // our stdin reached EOF (or one-shot prompt sent)
+
+	interrupted, timedOut, stalled, stdoutClosed bool
+	// reaped: the session had ended normally but the agent would not exit
+	// after its stdin closed, so agentjq terminated it.
+	reaped bool
+
+	ended      atomic.Bool // the exit event is written
+	stderrTail tail
+	infos      []lineInfo // the pump's, reused from chunk to chunk
+	reqSeq     int
+	atEndOnce  sync.Once
+
+	fwd *forwarder // nil unless Options.Forward
+
+	permTail <-chan struct{} // closed when the last permission request is answered
+}
+
+// Run runs a session to the end and reports its outcome. The error is
+// non-nil only when the agent could not be started at all.
+func Run(ctx context.Context, opts Options) (Report, error) {
+	if opts.Grace <= 0 {
+		opts.Grace = 5 * time.Second
+	}
+	if opts.Approver == nil {
+		opts.Approver = approve.Default
+	}
+	if opts.ControlTimeout <= 0 {
+		opts.ControlTimeout = 30 * time.Second
+	}
+	// Several goroutines report on stderr, each write a whole line; none
+	// of them may block on it.
+	errq := newQueueWriter(opts.Stderr, 1<<20)
+	errq.lossy = true
+	opts.Stderr = lineWriter{errq}
+	s := &session{
+		opts:       opts,
+		out:        newQueueWriter(opts.Stdout, outQueue),
+		errq:       errq,
+		changed:    make(chan struct{}, 1),
+		queuedHint: -1,
+		pending:    map[string]context.CancelFunc{},
+		withdraw:   map[string]context.CancelFunc{},
+		asked:      map[string]bool{},
+		addedIDs:   map[string]bool{},
+		ours:       map[string]*time.Timer{},
+		background: map[string]bool{},
+		denied:     map[string]bool{},
+		stderrTail: tail{max: 64 << 10},
+	}
+	if opts.Gate != nil {
+		s.out.gate = opts.Gate
+		opts.Gate.mu.Lock()
+		opts.Gate.flush = s.out.flushed
+		opts.Gate.mu.Unlock()
+	}
+	if opts.Forward != nil {
+		s.fwd = newForwarder(&s.opts)
+	}
+	s.installGuard()
+	return s.run(ctx)
+}
+
+func (s *session) run(ctx context.Context) (Report, error) {
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		return Report{}, err
+	}
+	stdoutR, stdoutW, err := os.Pipe()
+	if err != nil {
+		return Report{}, err
+	}
+	proc.GrowPipe(stdoutR)
+	stderrR, stderrW, err := os.Pipe()
+	if err != nil {
+		return Report{}, err
+	}
+	cmd := proc.Command(s.opts.Path, s.opts.Args...)
+	cmd.Dir = s.opts.Dir
+	cmd.Env = s.opts.Env
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
+	// The pipes are *os.File, so Wait starts no copying goroutines; a
+	// grandchild holding stdout is handled by the reader's own deadline
+	// below. WaitDelay still bounds Wait should that ever change.
+	cmd.WaitDelay = s.opts.Grace
+	if err := cmd.Start(); err != nil {
+		for _, f := range []*os.File{stdinR, stdinW, stdoutR, stdoutW, stderrR, stderrW} {
+			f.Close()
+		}
+		s.runAtEnd()
+		s.endOutput()
+		return Report{AgentExit: -1}, &StartError{err}
+	}
+	stdinR.Close()
+	stdoutW.Close()
+	stderrW.Close()
+	s.cmd, s.pid, s.stdinFile = cmd, cmd.Pid(), stdinW
+	// Answers and turns queue here; only the input reader waits for room.
+	s.agentIn = newQueueWriter(stdinW, 1<<20)
+	s.agentIn.closer = stdinW
+	s.lastOutput = time.Now()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	stdoutDone := make(chan struct{})
+	stderrDone := make(chan struct{})
+	watched := &watchedReader{r: stdoutR}
+	go func() { defer close(stdoutDone); s.readAgentStdout(ctx, watched) }()
+	go func() { defer close(stderrDone); s.readAgentStderr(stderrR) }()
+
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+
+	if s.opts.Init != nil {
+		s.sendOwnRequest("init", s.opts.Init)
+	}
+	if s.opts.HasPrompt {
+		s.sendTurn(protocol.UserTurnWithSession(s.opts.Prompt, ""), true)
+		s.setInputDone()
+	} else if s.opts.Stdin != nil {
+		go s.readInput(ctx)
+	} else {
+		s.setInputDone()
+	}
+
+	s.loop(ctx, exited)
+
+	// The agent has exited (or was killed). From here on everything shares
+	// one grace period: the readers drain what it wrote (a grandchild that
+	// still holds the pipes is cut off), the exit event and stderr are
+	// written, and whatever a peer would not take by then is abandoned.
+	deadline := time.Now().Add(s.opts.Grace)
+	s.forceCloseStdin()
+	stdoutWait := time.Until(deadline)
+	if s.out.stalledFor() >= s.opts.Grace {
+		stdoutWait = 0
+	}
+	if !s.drained(stdoutDone, watched, stdoutWait) {
+		stdoutR.Close()
+		select {
+		case <-stdoutDone:
+		case <-time.After(100 * time.Millisecond):
+			// Blocked handing lines to a stdout nobody reads.
+			s.out.abandon()
+			<-stdoutDone
+		}
+	}
+	if s.out.stalledFor() >= s.opts.Grace {
+		// Nobody has read our stdout for a whole grace: the agent's last
+		// lines and the exit event will not be read either.
+		s.out.abandon()
+	}
+	// A pump that took longer than the grace to pass the agent's last
+	// lines on leaves the rest of the ending a grace of its own.
+	deadline = later(deadline, time.Now().Add(s.opts.Grace))
+	s.cmd.Kill()
+	select {
+	case <-stderrDone:
+	case <-time.After(max(time.Until(deadline), 100*time.Millisecond)):
+		stderrR.Close()
+		<-stderrDone
+	}
+	stdoutR.Close()
+	stderrR.Close()
+	s.cancelPending()
+	s.runAtEnd()
+	if waitErr != nil && s.cmd.ProcessState == nil {
+		s.endOutputBy(deadline)
+		return Report{AgentExit: -1}, &StartError{waitErr}
+	}
+	// Whether stdout took the agent's lines is part of the outcome.
+	s.out.flushed(deadline)
+	rep := s.finish()
+	s.endOutputBy(deadline)
+	return rep, nil
+}
+
+// endOutput writes out what is queued for stdout and stderr, waiting at
+// most one grace period.
+func (s *session) endOutput() { s.endOutputBy(time.Now().Add(s.opts.Grace)) }
+
+// endOutputBy writes out stdout and stderr, giving up on a stream its
+// reader does not take by deadline (never less than a moment, so a
+// reader that is merely slow still gets the exit event). What was lost is
+// said on stderr, if stderr still takes it.
+func (s *session) endOutputBy(deadline time.Time) {
+	wait := func() time.Duration { return max(time.Until(deadline), 200*time.Millisecond) }
+	if lost := s.out.drain(wait(), s.opts.Grace); lost > 0 {
+		fmt.Fprintf(s.opts.Stderr, "agentjq: stdout is not being read; gave up on the last %d bytes (the exit event among them)\n", lost)
+	}
+	if s.fwd != nil {
+		s.fwd.drainEvents(wait(), s.opts.Grace)
+	}
+	s.errq.drain(wait(), s.opts.Grace)
+}
+
+// loop waits for the end of the session, closing the agent's stdin when
+// the input is done and nothing is in flight, and running the staged
+// shutdown on signals and timeouts.
+func (s *session) loop(ctx context.Context, exited <-chan struct{}) {
+	var wall <-chan time.Time
+	if s.opts.Timeout > 0 {
+		t := time.NewTimer(s.opts.Timeout)
+		defer t.Stop()
+		wall = t.C
+	}
+	idleTick := make(<-chan time.Time)
+	if s.opts.IdleTimeout > 0 {
+		t := time.NewTicker(min(s.opts.IdleTimeout/4+time.Millisecond, time.Second))
+		defer t.Stop()
+		idleTick = t.C
+	}
+	var sd *shutdown
+	outClosed := s.out.closedC
+	var sigints int
+	var lastSigint time.Time
+	for {
+		var stage <-chan time.Time
+		if sd != nil {
+			stage = sd.timer.C
+		}
+		select {
+		case <-exited:
+			return
+		case <-ctx.Done():
+			sd = s.escalate(sd, stageTerm)
+		case <-s.changed:
+			switch {
+			case sd == nil && s.readyToClose():
+				s.closeStdin()
+				sd = s.startShutdown(stageCloseStdin)
+			case sd != nil && sd.stage == stageInterrupt && !s.turnInFlight():
+				// The interrupted turn has its result: no need to wait.
+				sd = s.escalate(sd, stageCloseStdin)
+			}
+		case <-wall:
+			s.mu.Lock()
+			s.timedOut = true
+			s.mu.Unlock()
+			s.warn(protocol.WarnInternal, fmt.Sprintf("--timeout %s ran out; shutting the agent down", s.opts.Timeout))
+			sd = s.escalate(sd, stageInterrupt)
+		case <-idleTick:
+			if sd == nil && s.idleFor() > s.opts.IdleTimeout {
+				s.mu.Lock()
+				s.stalled = true
+				s.mu.Unlock()
+				s.warn(protocol.WarnInternal, fmt.Sprintf("no output from the agent for %s (--idle-timeout); shutting it down", s.opts.IdleTimeout))
+				sd = s.escalate(sd, stageInterrupt)
+			}
+		case sig := <-s.opts.Signals:
+			if s.fwd != nil && s.forwardSignal(sig) {
+				continue
+			}
+			switch sig {
+			case syscall.SIGINT:
+				now := time.Now()
+				if now.Sub(lastSigint) > 5*time.Second {
+					sigints = 0
+				}
+				sigints++
+				lastSigint = now
+				s.mu.Lock()
+				s.interrupted = true
+				s.mu.Unlock()
+				switch sigints {
+				case 1:
+					sd = s.escalate(sd, stageInterrupt)
+				case 2:
+					sd = s.escalate(sd, stageTerm)
+				default:
+					sd = s.escalate(sd, stageKill)
+				}
+			case syscall.SIGTERM, syscall.SIGHUP:
+				s.mu.Lock()
+				s.interrupted = true
+				s.mu.Unlock()
+				sd = s.escalate(sd, stageInterrupt)
+			case syscall.SIGPIPE:
+				// With SIGPIPE notified, a write to any broken pipe
+				// raises it, a hook or tool command's stdin too: only a
+				// failed write to our stdout (closedC) means stdout is
+				// gone.
+			}
+		case <-outClosed:
+			outClosed = nil
+			s.markStdoutClosed()
+			if sd == nil || sd.stage < stageCloseStdin {
+				sd = s.escalate(sd, stageCloseStdin)
+			}
+		case <-stage:
+			if sd.stage == stageCloseStdin && !s.forcedShutdown() && s.silentFor() < s.opts.Grace {
+				// Still writing after its stdin closed: finishing its work.
+				sd.timer.Reset(s.opts.Grace)
+				continue
+			}
+			if sd.stage == stageCloseStdin && !s.forcedShutdown() {
+				s.mu.Lock()
+				s.reaped = true
+				s.mu.Unlock()
+				s.warn(protocol.WarnInternal, fmt.Sprintf("the agent did not exit within %s of its stdin closing; terminating it", s.opts.Grace))
+			}
+			sd = s.escalate(sd, sd.stage+1)
+		}
+	}
+}
+
+// Shutdown stages, each tried for Grace before the next.
+const (
+	stageInterrupt = iota + 1 // ask the agent to stop the turn
+	stageCloseStdin
+	stageTerm
+	stageKill
+)
+
+type shutdown struct {
+	stage int
+	timer *time.Timer
+}
+
+func (s *session) startShutdown(stage int) *shutdown {
+	return &shutdown{stage: stage, timer: time.NewTimer(s.opts.Grace)}
+}
+
+// escalate moves the shutdown to at least stage and acts on it.
+func (s *session) escalate(sd *shutdown, stage int) *shutdown {
+	if sd != nil {
+		if stage <= sd.stage {
+			return sd
+		}
+		sd.timer.Stop()
+	}
+	switch stage {
+	case stageInterrupt:
+		if s.turnInFlight() {
+			s.sendOwnRequest("interrupt", map[string]string{"subtype": protocol.SubInterrupt})
+		} else {
+			// Nothing to interrupt: go straight to closing stdin.
+			return s.escalate(sd, stageCloseStdin)
+		}
+	case stageCloseStdin:
+		s.closeStdin()
+	case stageTerm:
+		// An agent that does not read its stdin never sees the EOF the
+		// last stage queued: close the pipe under the writer.
+		s.forceCloseStdin()
+		s.cmd.Signal(syscall.SIGTERM)
+	default:
+		s.cmd.Kill()
+		stage = stageKill
+	}
+	return s.startShutdown(stage)
+}
+
+// readyToClose: our input is done, no turn is in flight, no control
+// request is pending and no background task runs. Closing the agent's
+// stdin earlier would turn its next permission request into a denial.
+func (s *session) readyToClose() bool {
+	if s.fwd != nil {
+		return s.forwardReadyToClose()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inputDone && s.inFlightLocked() == 0 && len(s.pending) == 0 && len(s.ours) == 0 && len(s.background) == 0 && s.settledLocked()
+}
+
+// silentFor is how long since the agent's last line.
+func (s *session) silentFor() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return time.Since(s.lastOutput)
+}
+
+// forcedShutdown reports whether the shutdown was asked for (signal,
+// timeout, closed stdout) rather than the session's normal end.
+func (s *session) forcedShutdown() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.interrupted || s.timedOut || s.stalled || s.stdoutClosed || s.out.isClosed()
+}
+
+func (s *session) turnInFlight() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inFlightLocked() > 0 || len(s.background) > 0
+}
+
+// idleFor is how long the agent has been silent while it owed us output.
+// Waiting for our input or for an approval is not idleness.
+func (s *session) idleFor() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if (s.inFlightLocked() == 0 && len(s.background) == 0 && len(s.ours) == 0) || len(s.pending) > 0 {
+		s.lastOutput = time.Now()
+		return 0
+	}
+	return time.Since(s.lastOutput)
+}
+
+func (s *session) notify() {
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
+}
+
+func (s *session) setInputDone() {
+	s.mu.Lock()
+	s.inputDone = true
+	s.mu.Unlock()
+	s.notify()
+}
+
+func (s *session) markStdoutClosed() {
+	s.mu.Lock()
+	s.stdoutClosed = true
+	s.mu.Unlock()
+	s.out.markClosed()
+}
+
+// sawOutput notes a chunk of agent output.
+func (s *session) sawOutput() {
+	s.mu.Lock()
+	s.lastOutput = time.Now()
+	s.outputSeq++
+	s.mu.Unlock()
+}
+
+// writeAgent queues one line of agentjq's own for the agent's stdin; it
+// never blocks.
+func (s *session) writeAgent(line []byte) error {
+	return s.writeAgentAs(protocol.PartyAgentjq, line)
+}
+
+// writeAgentAs is writeAgent for a line whose party is known: in a proxy
+// the recording marks who wrote it.
+func (s *session) writeAgentAs(party protocol.Party, line []byte) error {
+	s.inMu.Lock()
+	defer s.inMu.Unlock()
+	return s.writeAgentLocked(party, line)
+}
+
+func (s *session) writeAgentLocked(party protocol.Party, line []byte) error {
+	if s.agentIn.isClosed() || s.stdinEnded() {
+		return errors.New("the agent's stdin is closed")
+	}
+	if s.fwd != nil {
+		s.fwd.tap(s, protocol.DirIn, party, line)
+	} else {
+		s.tap(protocol.DirIn, line)
+	}
+	buf := make([]byte, 0, len(line)+1)
+	if !s.agentIn.put(append(append(buf, line...), '\n'), nil, false) {
+		return errors.New("the agent's stdin is closed")
+	}
+	return nil
+}
+
+func (s *session) stdinEnded() bool {
+	s.agentIn.mu.Lock()
+	defer s.agentIn.mu.Unlock()
+	return s.agentIn.ending
+}
+
+// closeStdin ends the agent's stdin once what is queued is written: the
+// agent reads every answer, then EOF.
+func (s *session) closeStdin() {
+	s.inMu.Lock()
+	defer s.inMu.Unlock()
+	s.agentIn.end()
+}
+
+// forceCloseStdin closes the pipe at once, whatever is queued or being
+// written: the writer's blocked write fails and its goroutine ends.
+func (s *session) forceCloseStdin() {
+	s.closeStdin()
+	s.agentIn.abandon()
+	s.stdinFile.Close()
+}
+
+// sendTurn sends a user turn and counts it in flight. Only the input
+// reader waits for room in the agent's stdin: that is what holds a fast
+// producer back.
+func (s *session) sendTurn(line []byte, ours bool) {
+	id, added := turnID(line), false
+	s.agentIn.waitRoom(len(line) + 50)
+	s.inMu.Lock()
+	s.mu.Lock()
+	if id == "" && s.opts.Profile.TurnIDs && s.inFlightLocked() > 0 {
+		// The agent may fold this turn into the next it runs: give it a
+		// name the result will carry (turns.go).
+		line, id = withNewTurnID(line)
+		added = true
+	}
+	s.turnSentLocked(id)
+	if added {
+		s.addedIDs[id] = true
+	}
+	s.mu.Unlock()
+	err := s.writeAgentLocked(protocol.PartyAgentjq, line)
+	s.inMu.Unlock()
+	if err != nil {
+		s.mu.Lock()
+		// Not sent: forget the turn counted above (the last one; inMu
+		// kept any other from being counted since).
+		if len(s.open) > 0 {
+			s.open = s.open[:len(s.open)-1]
+		}
+		s.turns--
+		s.mu.Unlock()
+		s.warn(protocol.WarnInternal, "could not send a turn: "+err.Error())
+		return
+	}
+	if ours && s.opts.Echo {
+		s.outLine(line)
+	}
+}
+
+// sendOwnRequest sends a control request of agentjq's own; its reply is
+// passed through like any other line. An agent that never answers does not
+// hold the session: after ControlTimeout a warning, and it goes on.
+func (s *session) sendOwnRequest(kind string, body any) {
+	s.mu.Lock()
+	s.reqSeq++
+	id := "agentjq-" + kind + "-" + strconv.Itoa(s.reqSeq)
+	s.ours[id] = time.AfterFunc(s.opts.ControlTimeout, func() {
+		s.mu.Lock()
+		_, waiting := s.ours[id]
+		delete(s.ours, id)
+		s.mu.Unlock()
+		if waiting {
+			s.warn(protocol.WarnUnanswered, fmt.Sprintf("the agent did not answer agentjq's %s request (%s) within %s; going on without it", kind, id, s.opts.ControlTimeout))
+			s.notify()
+		}
+	})
+	s.mu.Unlock()
+	if err := s.writeAgent(protocol.ControlRequest(id, body)); err != nil {
+		s.mu.Lock()
+		if t := s.ours[id]; t != nil {
+			t.Stop()
+		}
+		delete(s.ours, id)
+		s.mu.Unlock()
+	}
+}
+
+// readInput turns our stdin into agent messages.
+func (s *session) readInput(ctx context.Context) {
+	defer s.setInputDone()
+	lr := newLineReader(s.opts.Stdin)
+	for {
+		line, err := lr.next()
+		if line != nil && (s.stdinEnded() || s.agentIn.isClosed()) {
+			// The session is shutting down: say so once, not per line.
+			if len(bytes.TrimSpace(line)) > 0 {
+				s.warnLine(protocol.WarnInternal, fmt.Sprintf("stdin:%d: the agent's stdin is closed; this line and any after it not sent", lr.n), lr.n)
+			}
+			return
+		}
+		if line != nil {
+			s.inputLine(lr.n, line)
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				s.warn(protocol.WarnBadInput, "reading stdin: "+err.Error())
+			}
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// inputLine sends one stdin line: a JSON object as it is, any other text
+// as a user turn.
+func (s *session) inputLine(n int, line []byte) {
+	if s.fwd != nil {
+		s.clientLine(line)
+		return
+	}
+	trimmed := bytes.TrimSpace(line)
+	if len(trimmed) == 0 {
+		return
+	}
+	if trimmed[0] != '{' {
+		s.sendTurn(protocol.UserTurnWithSession(string(line), s.envelopeSession()), true)
+		return
+	}
+	env, err := protocol.DecodeEnvelope(trimmed)
+	if err != nil {
+		msg := fmt.Sprintf("stdin:%d: %v; line not sent", n, err)
+		fmt.Fprintf(s.opts.Stderr, "agentjq: %s\n", msg)
+		s.warnLine(protocol.WarnBadInput, msg, n)
+		return
+	}
+	if env.Type == protocol.TypeUser {
+		s.sendTurn(trimmed, false)
+		return
+	}
+	if env.Type == protocol.TypeControlResp {
+		// agentjq answers every request the agent sends; a second answer
+		// from the client would reach the agent as a duplicate.
+		key, _, ok := requestKey(protocol.Fields(env.Response, "request_id")[0])
+		s.mu.Lock()
+		dup := ok && s.asked[key]
+		s.mu.Unlock()
+		if dup {
+			msg := fmt.Sprintf("stdin:%d: control_response for request %s, which agentjq answers itself; dropped", n, key)
+			fmt.Fprintf(s.opts.Stderr, "agentjq: %s\n", msg)
+			s.warnLine(protocol.WarnBadInput, msg, n)
+			return
+		}
+	}
+	if err := s.writeAgent(trimmed); err != nil {
+		s.warn(protocol.WarnInternal, "could not send stdin line: "+err.Error())
+	}
+}
+
+func (s *session) envelopeSession() string {
+	if !s.opts.Profile.SessionInEnvelope {
+		return ""
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sessionID
+}
+
+// control routes the control messages of the agent.
+func (s *session) control(ctx context.Context, typ string, line []byte) {
+	switch typ {
+	case protocol.TypeControlRequest:
+		f := protocol.Fields(line, "request_id", "request")
+		key, rawID, ok := requestKey(f[0])
+		if !ok {
+			s.warn(protocol.WarnUnanswered, "agent stdout: a control_request without a string or number request_id cannot be answered")
+			return
+		}
+		s.startAnswer(ctx, key, rawID, append([]byte(nil), f[1]...))
+	case protocol.TypeControlCancel:
+		key, _, _ := requestKey(protocol.Fields(line, "request_id")[0])
+		s.mu.Lock()
+		withdraw := s.withdraw[key]
+		s.mu.Unlock()
+		if withdraw != nil {
+			withdraw()
+		}
+	case protocol.TypeControlResp:
+		key, _, _ := requestKey(protocol.Fields(protocol.Fields(line, "response")[0], "request_id")[0])
+		s.mu.Lock()
+		if t := s.ours[key]; t != nil {
+			t.Stop()
+		}
+		delete(s.ours, key)
+		s.mu.Unlock()
+		s.notify()
+	}
+}
+
+// startAnswer answers one agent request on a goroutine of its own; a
+// control_cancel_request for key cancels it.
+func (s *session) startAnswer(ctx context.Context, key string, rawID, req json.RawMessage) {
+	hctx, cancel := context.WithCancelCause(ctx)
+	s.mu.Lock()
+	s.asked[key] = true
+	s.pending[key] = func() { cancel(context.Canceled) }
+	s.withdraw[key] = func() { cancel(errWithdrawn) }
+	var turn permissionTurn
+	if sub, _ := protocol.String(protocol.Fields(req, "subtype")[0]); sub == protocol.SubCanUseTool {
+		// Permission requests are decided one at a time, in the order they
+		// came: an approver or a person sees them in that order.
+		turn = permissionTurn{prev: s.permTail, done: make(chan struct{})}
+		s.permTail = turn.done
+	}
+	s.mu.Unlock()
+	go func() {
+		if turn.done != nil {
+			defer close(turn.done)
+			if turn.prev != nil {
+				select {
+				case <-turn.prev:
+				case <-hctx.Done():
+				}
+			}
+		}
+		s.answer(hctx, key, rawID, req)
+	}()
+}
+
+// permissionTurn orders one permission request after the one before it.
+type permissionTurn struct {
+	prev <-chan struct{} // closed when the request before is answered
+	done chan struct{}
+}
+
+// requestKey reads a request_id: a string or a number, which the answer
+// must echo as the same JSON value. key names it inside agentjq (a
+// string's text, a number's digits).
+func requestKey(raw []byte) (key string, rawID json.RawMessage, ok bool) {
+	if len(raw) == 0 {
+		return "", nil, false
+	}
+	if raw[0] == '"' {
+		str, ok := protocol.String(raw)
+		return str, append(json.RawMessage(nil), raw...), ok
+	}
+	if raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9') {
+		return string(raw), append(json.RawMessage(nil), raw...), json.Valid(raw)
+	}
+	return "", nil, false
+}
+
+func (s *session) tap(dir protocol.Direction, line []byte) {
+	if s.opts.Tap != nil && !s.ended.Load() {
+		s.opts.Tap(dir, line)
+	}
+}
+
+// systemRouted reports whether agentjq acts on a system event of subtype.
+func systemRouted(subtype string) bool {
+	switch subtype {
+	case "init", "task_started", "task_notification", "task_updated", "background_tasks_changed":
+		return true
+	}
+	return false
+}
+
+func (s *session) system(subtype string, head protocol.Head, line []byte) {
+	switch subtype {
+	case "init":
+		// system/init repeats every turn: the session id may change
+		// (--resume), the version is checked once.
+		sessionID := string(protocol.Unescape(head.SessionID))
+		s.mu.Lock()
+		if sessionID != "" {
+			s.sessionID = sessionID
+		}
+		first := !s.versionSeen
+		s.versionSeen = true
+		s.mu.Unlock()
+		if !first {
+			return
+		}
+		var version string
+		_ = json.Unmarshal(protocol.Fields(line, "claude_code_version")[0], &version)
+		if version != "" && !protocol.VersionChecked(version) {
+			msg := fmt.Sprintf("agent version %s was not checked by this agentjq (checked: %s); the protocol may have drifted",
+				version, strings.Join(protocol.CheckedVersions, ", "))
+			fmt.Fprintf(s.opts.Stderr, "agentjq: warning: %s\n", msg)
+			s.warn(protocol.WarnVersion, msg)
+		}
+	case "task_started", "task_notification", "task_updated", "background_tasks_changed":
+		s.trackTask(subtype, line)
+	}
+}
+
+// trackTask follows background tasks: the session is not over while one
+// runs, even after the turn's result.
+func (s *session) trackTask(subtype string, line []byte) {
+	var t struct {
+		TaskID     string `json:"task_id"`
+		Background bool   `json:"is_backgrounded"`
+		Status     string `json:"status"`
+		Patch      struct {
+			Status string `json:"status"`
+		} `json:"patch"`
+		Tasks []struct {
+			TaskID string `json:"task_id"`
+		} `json:"tasks"`
+	}
+	if json.Unmarshal(line, &t) != nil {
+		return
+	}
+	s.mu.Lock()
+	switch subtype {
+	case "task_started":
+		if t.Background {
+			s.background[t.TaskID] = true
+		}
+	case "task_notification":
+		delete(s.background, t.TaskID)
+	case "task_updated":
+		if terminalTaskStatus(t.Patch.Status) {
+			delete(s.background, t.TaskID)
+		}
+	case "background_tasks_changed":
+		s.background = map[string]bool{}
+		for _, task := range t.Tasks {
+			s.background[task.TaskID] = true
+		}
+	}
+	s.mu.Unlock()
+	s.notify()
+}
+
+func terminalTaskStatus(st string) bool {
+	switch st {
+	case "completed", "failed", "killed", "cancelled", "stopped", "error":
+		return true
+	}
+	return false
+}
+
+func (s *session) nonJSON(n int, line []byte) {
+	shown := line
+	if s.opts.RedactEcho != nil {
+		shown = s.opts.RedactEcho(shown) // whole: a cut could hide a key's shape
+	}
+	if len(shown) > 200 {
+		shown = append(shown[:200:200], "..."...)
+	}
+	msg := fmt.Sprintf("agent stdout:%d: not JSON, not passed on: %s", n, shown)
+	fmt.Fprintf(s.opts.Stderr, "agentjq: %s\n", msg)
+	s.tap(protocol.DirErr, line)
+	s.warnLine(protocol.WarnNonJSON, msg, n)
+}
+
+// readAgentStderr copies the agent's stderr to ours as it comes, keeping
+// the tail for error reports. It never blocks the agent.
+func (s *session) readAgentStderr(r io.Reader) {
+	br := bufio.NewReaderSize(r, 32<<10)
+	for {
+		line, err := br.ReadSlice('\n')
+		if len(line) > 0 {
+			// Queued (or dropped, counted) if our stderr is not read:
+			// never a stall of the agent.
+			s.opts.Stderr.Write(line)
+			s.mu.Lock()
+			s.stderrTail.Write(line)
+			s.mu.Unlock()
+			s.tap(protocol.DirErr, bytes.TrimSuffix(line, []byte{'\n'}))
+		}
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			return
+		}
+	}
+}
+
+// event writes one of agentjq's own events, unless --no-events.
+func (s *session) event(v any) {
+	if s.ended.Load() {
+		return
+	}
+	b := protocol.Marshal(v)
+	if s.fwd != nil {
+		s.fwd.event(s, protocol.PartyAgentjq, b)
+		return
+	}
+	s.tap(protocol.DirEvent, b)
+	if !s.opts.NoEvents {
+		s.outLine(b)
+	}
+}
+
+// outLine queues one line of agentjq's own for stdout; it never blocks.
+func (s *session) outLine(b []byte) {
+	s.out.put(append(b[:len(b):len(b)], '\n'), nil, false)
+}
+
+func (s *session) warn(code, msg string) { s.warnLine(code, msg, 0) }
+
+func (s *session) warnLine(code, msg string, line int) {
+	w := protocol.NewWarning(code, msg)
+	w.Line = line
+	s.event(w)
+}
+
+func (s *session) cancelPending() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.pending {
+		c()
+	}
+	// No reply is awaited any more: no late "did not answer" warning.
+	for id, t := range s.ours {
+		t.Stop()
+		delete(s.ours, id)
+	}
+}
+
+// finish computes the outcome and writes the exit event.
+func (s *session) finish() Report {
+	rep, ev := s.outcome()
+	s.event(ev)
+	// The exit event is the last line: a handler that ends late taps and
+	// writes nothing more (the recording is closed after Run returns).
+	s.ended.Store(true)
+	return rep
+}
+
+func (s *session) outcome() (Report, protocol.Exit) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rep := Report{AgentExit: s.cmd.ProcessState.ExitCode(), Turns: s.turns, Denials: len(s.denied)}
+	if ws, ok := s.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		rep.Signal = ws.Signal().String()
+		rep.AgentExit = -1
+	}
+	agentExit := rep.AgentExit
+	if s.reaped {
+		agentExit = 0 // its work was done; we ended it
+	}
+	var tapErr error
+	if s.opts.TapErr != nil {
+		tapErr = s.opts.TapErr()
+	}
+	var last *protocol.Result
+	if s.lastResult != nil {
+		// A field of the wrong type leaves that field empty; the rest of
+		// the result still decides.
+		r, _ := protocol.DecodeResult(s.lastResult)
+		last = &r
+	}
+	rep.Outcome = protocol.Decide(protocol.SessionFacts{
+		TimedOut:     s.timedOut,
+		Stalled:      s.stalled,
+		Interrupted:  s.interrupted,
+		StdoutClosed: s.stdoutClosed || s.out.isClosed(),
+		TurnInFlight: len(s.open) > 0,
+		AgentExit:    agentExit,
+		LastResult:   last,
+		Denials:      len(s.denied),
+	})
+	if tapErr != nil {
+		// A session whose recording failed did not do what was asked.
+		rep.Outcome = protocol.OutcomeError
+	}
+	rep.ExitCode = rep.Outcome.ExitCode()
+	if s.fwd != nil {
+		rep.ExitCode = s.forwardStatusLocked()
+	}
+	ev := protocol.Exit{
+		Type: protocol.TypeAgentjq, Subtype: protocol.EventExit,
+		Outcome: rep.Outcome, Code: rep.ExitCode, Signal: rep.Signal,
+		Turns: rep.Turns, Denials: rep.Denials,
+	}
+	if rep.AgentExit >= 0 {
+		code := rep.AgentExit
+		ev.AgentExit = &code
+	}
+	switch rep.Outcome {
+	case protocol.OutcomeCrashed:
+		rep.Err = fmt.Sprintf("the agent exited (%s) without the result of the turn in flight", exitDesc(rep))
+		if t := strings.TrimSpace(s.stderrTail.String()); t != "" {
+			rep.Err += "; its stderr ended with:\n" + lastLines(t, 10)
+			ev.StderrTail = lastLines(t, 20)
+		}
+	case protocol.OutcomeError:
+		if tapErr != nil {
+			rep.Err = tapErr.Error()
+		} else {
+			rep.Err = last.ErrorText()
+		}
+	}
+	ev.Error = rep.Err
+	return rep, ev
+}
+
+func exitDesc(r Report) string {
+	if r.Signal != "" {
+		return "killed by " + r.Signal
+	}
+	return "status " + strconv.Itoa(r.AgentExit)
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// drainCap bounds, in graces, how long the pump may go on with lines the
+// agent wrote before it exited: a slow recorder or reader keeps its lines,
+// but nothing holds the session's end for ever.
+const drainCap = 4
+
+// drained waits for the stdout pump to reach the end of what the agent
+// wrote. It gives up (false) when the pump has waited wait on a pipe that
+// yields nothing (a grandchild holds it open), when our stdout has not been
+// read for a whole grace, or after drainCap graces. A pump still busy with
+// lines is not cut off: those lines are the session's, and losing them
+// (the result among them) would misreport it.
+func (s *session) drained(done <-chan struct{}, r *watchedReader, wait time.Duration) bool {
+	if wait <= 0 {
+		select {
+		case <-done:
+			return true
+		default:
+			return false
+		}
+	}
+	start := time.Now()
+	hard := start.Add(drainCap * s.opts.Grace)
+	tick := time.NewTicker(min(max(s.opts.Grace/20, time.Millisecond), 50*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return true
+		case now := <-tick.C:
+			if s.out.stalledFor() >= s.opts.Grace || now.After(hard) {
+				return false
+			}
+			if since, reading := r.waitingSince(); reading && now.Sub(later(since, start)) >= wait {
+				return false
+			}
+		}
+	}
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// watchedReader tells whether its reader is blocked in a read, and since
+// when: the pump waiting on a pipe that yields nothing is the one state in
+// which cutting the pipe off loses no line.
+type watchedReader struct {
+	r       io.Reader
+	reading atomic.Bool
+	since   atomic.Int64 // UnixNano: the start of the read under way
+}
+
+func (w *watchedReader) Read(p []byte) (int, error) {
+	w.since.Store(time.Now().UnixNano())
+	w.reading.Store(true)
+	n, err := w.r.Read(p)
+	w.reading.Store(false)
+	return n, err
+}
+
+func (w *watchedReader) waitingSince() (time.Time, bool) {
+	if !w.reading.Load() {
+		return time.Time{}, false
+	}
+	return time.Unix(0, w.since.Load()), true
+}
