@@ -297,11 +297,18 @@ func (s *session) agentLine(ctx context.Context, n int, kind lineKind, head prot
 	if typ == typeCommandLifecycle && s.lifecycle(line) {
 		return // about a turn id agentjq added: its own bookkeeping
 	}
+	if typ == protocol.TypeResult {
+		// The turn is ended before anyone sees its result: a client that
+		// writes its next turn on seeing it finds nothing in flight (so
+		// that turn is not marked as one the agent may fold).
+		s.result(line)
+		s.tap(protocol.DirOut, line)
+		s.passOut(withNL)
+		return
+	}
 	s.tap(protocol.DirOut, line)
 	s.passOut(withNL)
 	switch typ {
-	case protocol.TypeResult:
-		s.result(line)
 	case protocol.TypeSystem:
 		s.system(subtype, head, line)
 	case typeCommandLifecycle:
