@@ -6,6 +6,8 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/agentjq/agentjq/internal/protocol"
 )
@@ -144,13 +146,22 @@ func routed(h protocol.Head) bool {
 }
 
 // readAgentStdout copies the agent's lines to our stdout byte for byte and
-// routes the ones agentjq acts on, in the order they came.
-func (s *session) readAgentStdout(ctx context.Context, r io.Reader) {
-	cr := &chunkReader{r: r}
+// routes the ones agentjq acts on, in the order they came. One chunk is
+// read ahead while the last is checked and passed on, so reading the pipe
+// and scanning lines overlap.
+func (s *session) readAgentStdout(ctx context.Context, w *pumpWatch) {
+	ahead := make(chan []byte, 1)
+	go func() {
+		defer close(ahead)
+		cr := &chunkReader{r: w}
+		for buf := cr.next(); buf != nil; buf = cr.next() {
+			ahead <- buf
+		}
+	}()
 	lineNo := 1
 	for {
-		buf := cr.next()
-		if buf == nil {
+		buf, ok := w.next(ahead)
+		if !ok {
 			return
 		}
 		s.sawOutput()
@@ -160,6 +171,39 @@ func (s *session) readAgentStdout(ctx context.Context, r io.Reader) {
 		lineNo = s.passChunk(ctx, buf, lineNo)
 		s.out.putNow(nil, func() { putChunk(buf) })
 	}
+}
+
+// pumpWatch tells whether the stdout pump is waiting on a read of the
+// agent's pipe, and since when that read started: the pump waiting on a
+// pipe that yields nothing is the one state in which cutting the pipe off
+// loses no line. It reads the pipe for the read-ahead.
+type pumpWatch struct {
+	r       io.Reader
+	idle    atomic.Bool  // the pump waits for the next chunk
+	reading atomic.Bool  // a read is under way
+	since   atomic.Int64 // UnixNano: the start of that read
+}
+
+func (w *pumpWatch) Read(p []byte) (int, error) {
+	w.since.Store(time.Now().UnixNano())
+	w.reading.Store(true)
+	n, err := w.r.Read(p)
+	w.reading.Store(false)
+	return n, err
+}
+
+func (w *pumpWatch) next(ahead <-chan []byte) ([]byte, bool) {
+	w.idle.Store(true)
+	buf, ok := <-ahead
+	w.idle.Store(false)
+	return buf, ok
+}
+
+func (w *pumpWatch) waitingSince() (time.Time, bool) {
+	if !w.idle.Load() || !w.reading.Load() {
+		return time.Time{}, false
+	}
+	return time.Unix(0, w.since.Load()), true
 }
 
 // lineInfo is one line of a chunk: where it lies (end excludes its

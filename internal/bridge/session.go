@@ -258,7 +258,7 @@ func (s *session) run(ctx context.Context) (Report, error) {
 
 	stdoutDone := make(chan struct{})
 	stderrDone := make(chan struct{})
-	watched := &watchedReader{r: stdoutR}
+	watched := &pumpWatch{r: stdoutR}
 	go func() { defer close(stdoutDone); s.readAgentStdout(ctx, watched) }()
 	go func() { defer close(stderrDone); s.readAgentStderr(stderrR) }()
 
@@ -1136,7 +1136,7 @@ const drainCap = 4
 // read for a whole grace, or after drainCap graces. A pump still busy with
 // lines is not cut off: those lines are the session's, and losing them
 // (the result among them) would misreport it.
-func (s *session) drained(done <-chan struct{}, r *watchedReader, wait time.Duration) bool {
+func (s *session) drained(done <-chan struct{}, r *pumpWatch, wait time.Duration) bool {
 	if wait <= 0 {
 		select {
 		case <-done:
@@ -1169,28 +1169,4 @@ func later(a, b time.Time) time.Time {
 		return a
 	}
 	return b
-}
-
-// watchedReader tells whether its reader is blocked in a read, and since
-// when: the pump waiting on a pipe that yields nothing is the one state in
-// which cutting the pipe off loses no line.
-type watchedReader struct {
-	r       io.Reader
-	reading atomic.Bool
-	since   atomic.Int64 // UnixNano: the start of the read under way
-}
-
-func (w *watchedReader) Read(p []byte) (int, error) {
-	w.since.Store(time.Now().UnixNano())
-	w.reading.Store(true)
-	n, err := w.r.Read(p)
-	w.reading.Store(false)
-	return n, err
-}
-
-func (w *watchedReader) waitingSince() (time.Time, bool) {
-	if !w.reading.Load() {
-		return time.Time{}, false
-	}
-	return time.Unix(0, w.since.Load()), true
 }
