@@ -20,3 +20,20 @@ func TestMayBeType(t *testing.T) {
 		}
 	}
 }
+
+func TestControlResponses(t *testing.T) {
+	for _, c := range []struct {
+		got  []byte
+		want string
+	}{
+		{SuccessResponse("r<1>", nil), `{"type":"control_response","response":{"subtype":"success","request_id":"r<1>","response":{}}}`},
+		{ErrorResponse("r1", "no"), `{"type":"control_response","response":{"subtype":"error","request_id":"r1","error":"no"}}`},
+		// An id is echoed as the JSON value it came as.
+		{SuccessResponseRaw([]byte(`7`), map[string]string{"behavior": "allow"}), `{"type":"control_response","response":{"subtype":"success","request_id":7,"response":{"behavior":"allow"}}}`},
+		{ErrorResponseRaw([]byte(`"r2"`), "bad"), `{"type":"control_response","response":{"subtype":"error","request_id":"r2","error":"bad"}}`},
+	} {
+		if string(c.got) != c.want {
+			t.Errorf("got  %s\nwant %s", c.got, c.want)
+		}
+	}
+}
