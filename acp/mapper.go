@@ -176,13 +176,18 @@ func (m *Mapper) streamEvent(raw json.RawMessage) []Update {
 	return nil
 }
 
-func (m *Mapper) assistant(raw json.RawMessage) []Update {
-	var msg protocol.Message
-	if json.Unmarshal(raw, &msg) != nil {
-		return nil
+// messageBlocks decodes a message whose content is an array of blocks;
+// ok is false for anything else.
+func messageBlocks(raw json.RawMessage) (msg protocol.Message, blocks []protocol.Block, ok bool) {
+	if json.Unmarshal(raw, &msg) != nil || json.Unmarshal(msg.Content, &blocks) != nil {
+		return msg, nil, false
 	}
-	var blocks []protocol.Block
-	if json.Unmarshal(msg.Content, &blocks) != nil {
+	return msg, blocks, true
+}
+
+func (m *Mapper) assistant(raw json.RawMessage) []Update {
+	msg, blocks, ok := messageBlocks(raw)
+	if !ok {
 		return nil
 	}
 	var ups []Update
@@ -236,12 +241,8 @@ func (m *Mapper) userTurn(raw json.RawMessage) []Update {
 }
 
 func (m *Mapper) toolResults(raw json.RawMessage) []Update {
-	var msg protocol.Message
-	if json.Unmarshal(raw, &msg) != nil {
-		return nil
-	}
-	var blocks []protocol.Block
-	if json.Unmarshal(msg.Content, &blocks) != nil {
+	_, blocks, ok := messageBlocks(raw)
+	if !ok {
 		return nil
 	}
 	var ups []Update
