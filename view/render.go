@@ -6,7 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -282,14 +283,9 @@ func answers(input json.RawMessage) string {
 	if json.Unmarshal(input, &in) != nil || len(in.Answers) == 0 {
 		return ""
 	}
-	keys := make([]string, 0, len(in.Answers))
-	for k := range in.Answers {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	vals := make([]string, len(keys))
-	for i, k := range keys {
-		vals[i] = in.Answers[k]
+	var vals []string
+	for _, k := range slices.Sorted(maps.Keys(in.Answers)) {
+		vals = append(vals, in.Answers[k])
 	}
 	return strings.Join(vals, "; ")
 }
