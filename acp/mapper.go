@@ -1,7 +1,6 @@
 package acp
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -73,36 +72,6 @@ type lineHead struct {
 	Subtype string          `json:"subtype"`
 	Event   json.RawMessage `json:"event"`
 	Message json.RawMessage `json:"message"`
-}
-
-type streamEvent struct {
-	Type    string `json:"type"`
-	Message struct {
-		ID string `json:"id"`
-	} `json:"message"`
-	Delta struct {
-		Type     string `json:"type"`
-		Text     string `json:"text"`
-		Thinking string `json:"thinking"`
-	} `json:"delta"`
-}
-
-type message struct {
-	ID      string          `json:"id"`
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
-}
-
-type block struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text"`
-	Thinking  string          `json:"thinking"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Input     json.RawMessage `json:"input"`
-	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"`
-	IsError   bool            `json:"is_error"`
 }
 
 // Line maps one line that travelled in direction dir.
@@ -181,7 +150,7 @@ func (m *Mapper) Line(dir protocol.Direction, line []byte) Out {
 }
 
 func (m *Mapper) streamEvent(raw json.RawMessage) []Update {
-	var e streamEvent
+	var e protocol.StreamEvent
 	if json.Unmarshal(raw, &e) != nil {
 		return nil
 	}
@@ -207,13 +176,18 @@ func (m *Mapper) streamEvent(raw json.RawMessage) []Update {
 	return nil
 }
 
-func (m *Mapper) assistant(raw json.RawMessage) []Update {
-	var msg message
-	if json.Unmarshal(raw, &msg) != nil {
-		return nil
+// messageBlocks decodes a message whose content is an array of blocks;
+// ok is false for anything else.
+func messageBlocks(raw json.RawMessage) (msg protocol.Message, blocks []protocol.Block, ok bool) {
+	if json.Unmarshal(raw, &msg) != nil || json.Unmarshal(msg.Content, &blocks) != nil {
+		return msg, nil, false
 	}
-	var blocks []block
-	if json.Unmarshal(msg.Content, &blocks) != nil {
+	return msg, blocks, true
+}
+
+func (m *Mapper) assistant(raw json.RawMessage) []Update {
+	msg, blocks, ok := messageBlocks(raw)
+	if !ok {
 		return nil
 	}
 	var ups []Update
@@ -247,7 +221,7 @@ func (m *Mapper) assistant(raw json.RawMessage) []Update {
 
 // userTurn is a turn sent to the agent, shown again on session/load.
 func (m *Mapper) userTurn(raw json.RawMessage) []Update {
-	var msg message
+	var msg protocol.Message
 	if json.Unmarshal(raw, &msg) != nil {
 		return nil
 	}
@@ -255,7 +229,7 @@ func (m *Mapper) userTurn(raw json.RawMessage) []Update {
 	if json.Unmarshal(msg.Content, &text) == nil {
 		return []Update{{SessionUpdate: "user_message_chunk", Content: &ContentBlock{Type: "text", Text: text}}}
 	}
-	var blocks []block
+	var blocks []protocol.Block
 	json.Unmarshal(msg.Content, &blocks)
 	var ups []Update
 	for _, b := range blocks {
@@ -267,12 +241,8 @@ func (m *Mapper) userTurn(raw json.RawMessage) []Update {
 }
 
 func (m *Mapper) toolResults(raw json.RawMessage) []Update {
-	var msg message
-	if json.Unmarshal(raw, &msg) != nil {
-		return nil
-	}
-	var blocks []block
-	if json.Unmarshal(msg.Content, &blocks) != nil {
+	_, blocks, ok := messageBlocks(raw)
+	if !ok {
 		return nil
 	}
 	var ups []Update
@@ -292,33 +262,12 @@ func (m *Mapper) toolResults(raw json.RawMessage) []Update {
 				u.ToolContent = append(u.ToolContent, d)
 			}
 		}
-		if t := resultText(b.Content); t != "" {
+		if t := protocol.ContentText(b.Content, false); t != "" {
 			u.ToolContent = append(u.ToolContent, ToolContent{Type: "content", Content: &ContentBlock{Type: "text", Text: t}})
 		}
 		ups = append(ups, u)
 	}
 	return ups
-}
-
-// resultText is a tool result's text: a string, or its text blocks.
-func resultText(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var blocks []block
-	json.Unmarshal(raw, &blocks)
-	var parts []string
-	for _, b := range blocks {
-		if b.Type == "text" {
-			parts = append(parts, b.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
 }
 
 type toolInput struct {

@@ -74,12 +74,10 @@ type newSessionRequest struct {
 	Meta                  json.RawMessage `json:"_meta,omitempty"`
 }
 
+// loadSessionRequest is session/new's request naming the session to load.
 type loadSessionRequest struct {
-	SessionID             string          `json:"sessionId"`
-	Cwd                   string          `json:"cwd"`
-	AdditionalDirectories []string        `json:"additionalDirectories,omitempty"`
-	MCPServers            []MCPServer     `json:"mcpServers"`
-	Meta                  json.RawMessage `json:"_meta,omitempty"`
+	SessionID string `json:"sessionId"`
+	newSessionRequest
 }
 
 type sessionMode struct {

@@ -8,12 +8,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/alecthomas/kong"
@@ -249,9 +247,8 @@ func (c *ProxyCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Contex
 		fwd.TapParty = rec.w.TapParty
 	}
 
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
-	defer signal.Stop(sigs)
+	sigs, stop := sessionSignals()
+	defer stop()
 	opts.Signals = sigs
 
 	rep, runErr := bridge.Run(ctx, opts)

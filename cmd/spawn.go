@@ -146,9 +146,8 @@ func runSpawnWith(ctx context.Context, ios *iostreams.IO, f SpawnFlags, agentArg
 		opts.Approver = approver
 	}
 
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
-	defer signal.Stop(sigs)
+	sigs, stop := sessionSignals()
+	defer stop()
 	opts.Signals = sigs
 
 	rep, err := bridge.Run(ctx, opts)
@@ -395,4 +394,13 @@ func exitTable(rows []protocol.ExitRow) string {
 		fmt.Fprintf(&b, "  %3d  %-12s %s\n", r.Code, name, r.Meaning)
 	}
 	return b.String()
+}
+
+// sessionSignals routes the signals that end a session (SIGPIPE: our
+// reader went away) to bridge.Run, which stops the agent in stages and
+// reports, instead of letting them kill agentjq under it.
+func sessionSignals() (sigs chan os.Signal, stop func()) {
+	sigs = make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
+	return sigs, func() { signal.Stop(sigs) }
 }

@@ -171,32 +171,18 @@ func sliceEntry(line []byte) (Entry, bool) {
 		return e, false
 	}
 	e.MS, i = v, j
-	const d = `,"dir":"`
-	if !bytes.HasPrefix(line[i:], []byte(d)) {
+	dir, i, ok := wordAfter(line, i, `,"dir":"`)
+	if !ok {
 		return e, false
 	}
-	i += len(d)
-	j = i
-	for j < len(line) && line[j] >= 'a' && line[j] <= 'z' {
-		j++
-	}
-	if j == i || j >= len(line) || line[j] != '"' {
-		return e, false
-	}
-	e.Dir = protocol.Direction(line[i:j])
-	i = j + 1
+	e.Dir = protocol.Direction(dir)
 	const party = `,"party":"`
 	if bytes.HasPrefix(line[i:], []byte(party)) {
-		i += len(party)
-		j = i
-		for j < len(line) && line[j] >= 'a' && line[j] <= 'z' {
-			j++
-		}
-		if j == i || j >= len(line) || line[j] != '"' {
+		var p []byte
+		if p, i, ok = wordAfter(line, i, party); !ok {
 			return e, false
 		}
-		e.Party = protocol.Party(line[i:j])
-		i = j + 1
+		e.Party = protocol.Party(p)
 	}
 	body := line[:len(line)-1]
 	switch {
@@ -213,6 +199,24 @@ func sliceEntry(line []byte) (Entry, bool) {
 		return e, false
 	}
 	return e, true
+}
+
+// wordAfter reads key, which ends in the opening quote of its value, at
+// line[i:], then a value of lower-case letters and its closing quote: the
+// value and the index after the quote.
+func wordAfter(line []byte, i int, key string) (word []byte, next int, ok bool) {
+	if !bytes.HasPrefix(line[i:], []byte(key)) {
+		return nil, i, false
+	}
+	i += len(key)
+	j := i
+	for j < len(line) && line[j] >= 'a' && line[j] <= 'z' {
+		j++
+	}
+	if j == i || j >= len(line) || line[j] != '"' {
+		return nil, i, false
+	}
+	return line[i:j], j + 1, true
 }
 
 // decodeEntry reads an entry as any JSON object with its keys.

@@ -68,6 +68,8 @@ func FuzzParseEntryFastPath(f *testing.F) {
 	f.Add([]byte(`{"seq":3,"ms":0.000,"dir":"err","text":"x \"y\""}`))
 	f.Add([]byte(`{"seq":,"ms":1,"dir":"out","msg":{}}`))
 	f.Add([]byte(`{"seq":1,"ms":1,"dir":"out","msg":{"a":1},"x":{"b":2}}`))
+	f.Add([]byte(`{"seq":4,"ms":2.000,"dir":"in","party":"client","msg":{}}`))
+	f.Add([]byte(`{"seq":4,"ms":2.000,"dir":"in","party":"","msg":{}}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		fast, ok := sliceEntry(line)
 		if !ok {
@@ -77,7 +79,7 @@ func FuzzParseEntryFastPath(f *testing.F) {
 		if err != nil {
 			t.Fatalf("%s: the fast path took it, JSON says %v", line, err)
 		}
-		if fast.Seq != slow.Seq || fast.MS != slow.MS || fast.Dir != slow.Dir || !bytes.Equal(fast.Msg, slow.Msg) || fast.Text != slow.Text {
+		if fast.Seq != slow.Seq || fast.MS != slow.MS || fast.Dir != slow.Dir || fast.Party != slow.Party || !bytes.Equal(fast.Msg, slow.Msg) || fast.Text != slow.Text {
 			t.Fatalf("%s:\n fast %+v\n json %+v", line, fast, slow)
 		}
 	})

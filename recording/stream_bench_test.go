@@ -1,7 +1,6 @@
 package recording
 
 import (
-	"bytes"
 	"testing"
 
 	"github.com/agentjq/agentjq/internal/protocol"
@@ -9,26 +8,14 @@ import (
 	"github.com/agentjq/agentjq/redact"
 )
 
-// streamLines is 16 MiB of the benchmark generator's stream (the one
-// scripts/bench-record.sh records), split into lines.
-func streamLines(b *testing.B) ([][]byte, int64) {
-	g, err := streamgen.New(1)
-	if err != nil {
-		b.Fatal(err)
-	}
-	g.NoControl = true
-	var buf bytes.Buffer
-	if _, err := g.WriteTo(&buf, 16<<20); err != nil {
-		b.Fatal(err)
-	}
-	return splitLines(buf.Bytes()), int64(buf.Len())
-}
-
 // BenchmarkTapStream is the recorder's cost per byte of the benchmark
 // stream with the default redaction, as spawn --record runs it (the
 // bridge's lines are valid objects).
 func BenchmarkTapStream(b *testing.B) {
-	lines, n := streamLines(b)
+	lines, n, err := streamgen.BenchLines(16 << 20)
+	if err != nil {
+		b.Fatal(err)
+	}
 	for _, redacted := range []bool{true, false} {
 		name := "redact"
 		if !redacted {

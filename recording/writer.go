@@ -145,18 +145,6 @@ var versionKey = []byte(`"claude_code_version"`)
 // batchSize bounds the bytes of whole lines handed to one write.
 const batchSize = 1 << 20
 
-// mayBeType is false only when line plainly starts with a "type" other
-// than typ (the CLI writes the type first): a cheap gate before a search
-// of the whole line for what only lines of type typ hold.
-func mayBeType(line []byte, typ string) bool {
-	const p = `{"type":"`
-	if !bytes.HasPrefix(line, []byte(p)) {
-		return true
-	}
-	rest := line[len(p):]
-	return len(rest) > len(typ) && string(rest[:len(typ)]) == typ && rest[len(typ)] == '"'
-}
-
 // mayBeSystemInit is false only when line plainly is a system line of
 // another subtype than init: the CLI writes type then subtype first, and
 // of the system lines only init states the version.
@@ -183,7 +171,7 @@ func (w *Writer) process(dir protocol.Direction, party protocol.Party, line []by
 		obj = valid || isJSONPayload(dir, line)
 	}
 	var version string
-	if dir == protocol.DirOut && (mayBeType(line, "system") || mayBeType(line, "control_response")) &&
+	if dir == protocol.DirOut && (protocol.MayBeType(line, "system") || protocol.MayBeType(line, "control_response")) &&
 		mayBeSystemInit(line) {
 		if i := bytes.Index(line, versionKey); i >= 0 && !w.versionKnownAt(line[i:]) {
 			version = agentVersionOf(line)

@@ -84,20 +84,6 @@ func TestAccountLearntWhereverTheTypeIs(t *testing.T) {
 	if got := r.Line(protocol.DirOut, []byte(`{"t":"bob@example.com"}`)); !bytes.Contains(got, []byte("bob@")) {
 		t.Errorf("an assistant line taught an account: %s", got)
 	}
-	for _, c := range []struct {
-		line, typ string
-		want      bool
-	}{
-		{`{"type":"system","subtype":"init"}`, "system", true},
-		{`{"type":"systemd"}`, "system", false},
-		{`{"type":"assistant"}`, "system", false},
-		{`{"subtype":"init","type":"system"}`, "system", true},
-		{`{"type":"sys`, "system", false},
-	} {
-		if got := mayBeType([]byte(c.line), c.typ); got != c.want {
-			t.Errorf("mayBeType(%s, %s) = %v", c.line, c.typ, got)
-		}
-	}
 }
 
 func TestHasHidingEscape(t *testing.T) {

@@ -519,7 +519,7 @@ func (r *Redactor) needsFullLook(line []byte) bool {
 // learnAccount picks the email and organization out of an initialize
 // response so that they are removed everywhere from now on.
 func (r *Redactor) learnAccount(line []byte) {
-	if !mayBeType(line, "control_response") || !hasAccountObject(line) {
+	if !protocol.MayBeType(line, "control_response") || !hasAccountObject(line) {
 		return
 	}
 	var v struct {
@@ -797,18 +797,6 @@ func hasAccountObject(line []byte) bool {
 }
 
 func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
-// mayBeType is false only when line plainly starts with a "type" other
-// than typ (the CLI writes the type first): a cheap gate before a search
-// of the whole line for what only lines of type typ hold.
-func mayBeType(line []byte, typ string) bool {
-	const p = `{"type":"`
-	if !bytes.HasPrefix(line, []byte(p)) {
-		return true
-	}
-	rest := line[len(p):]
-	return len(rest) > len(typ) && string(rest[:len(typ)]) == typ && rest[len(typ)] == '"'
-}
 
 // hasHidingEscape reports whether line holds a \u or \/ escape, the ones
 // that can hide a secret's characters from the raw bytes. One pass from

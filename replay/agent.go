@@ -391,35 +391,21 @@ func decisionOf(line []byte) string {
 	return strings.Join(parts, " ")
 }
 
-// userText is the text of a user turn: content as a string, or its text
-// blocks joined.
+// userText is the text of a user turn as protocol.ContentText flattens
+// it, blocks of other types marked; content of any other shape is its raw
+// JSON, so that two odd turns still compare as what they are.
 func userText(line []byte) string {
 	var v struct {
-		Message struct {
-			Content json.RawMessage `json:"content"`
-		} `json:"message"`
+		Message protocol.Message `json:"message"`
 	}
 	_ = json.Unmarshal(line, &v)
+	c := v.Message.Content
 	var s string
-	if json.Unmarshal(v.Message.Content, &s) == nil {
-		return s
+	var blocks []struct{ Type, Text string }
+	if json.Unmarshal(c, &s) != nil && json.Unmarshal(c, &blocks) != nil {
+		return string(c)
 	}
-	var blocks []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if json.Unmarshal(v.Message.Content, &blocks) == nil {
-		var parts []string
-		for _, b := range blocks {
-			if b.Type == "text" {
-				parts = append(parts, b.Text)
-			} else {
-				parts = append(parts, "["+b.Type+"]")
-			}
-		}
-		return strings.Join(parts, "\n")
-	}
-	return string(v.Message.Content)
+	return protocol.ContentText(c, true)
 }
 
 func canonicalJSON(b []byte) string {

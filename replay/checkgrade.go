@@ -3,6 +3,8 @@ package replay
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -299,13 +301,13 @@ func compareLines(sa, sb []LineShape, o, c int) []Difference {
 	}
 	// A null where a value was (or the reverse) is a value, not a type:
 	// optional fields are null until they are set.
-	for _, p := range sortedKeys(a.types) {
+	for _, p := range slices.Sorted(maps.Keys(a.types)) {
 		x, y := a.types[p]&^tNull, b.types[p]&^tNull
 		if _, ok := b.types[p]; ok && x != 0 && y != 0 && x != y {
 			diffs = append(diffs, at(Breaking, TypeChanged, p, x.String(), y.String()))
 		}
 	}
-	for _, p := range sortedKeys(a.values) {
+	for _, p := range slices.Sorted(maps.Keys(a.values)) {
 		if y, ok := b.values[p]; ok && y != a.values[p] {
 			diffs = append(diffs, at(Breaking, ValueChanged, p, a.values[p], y))
 		}
@@ -317,7 +319,7 @@ func compareLines(sa, sb []LineShape, o, c int) []Difference {
 	for p := range b.lists {
 		lists[p] = true
 	}
-	for _, p := range sortedKeys(lists) {
+	for _, p := range slices.Sorted(maps.Keys(lists)) {
 		gone, added := setDiff(sortedSet(a.lists[p]), sortedSet(b.lists[p]))
 		for _, x := range gone {
 			diffs = append(diffs, at(Breaking, MemberGone, p, x, ""))
@@ -329,21 +331,12 @@ func compareLines(sa, sb []LineShape, o, c int) []Difference {
 	return diffs
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	k := make([]string, 0, len(m))
-	for x := range m {
-		k = append(k, x)
-	}
-	sort.Strings(k)
-	return k
-}
-
 func sortedSet(s []string) []string {
 	set := map[string]bool{}
 	for _, x := range s {
 		set[x] = true
 	}
-	return sortedKeys(set)
+	return slices.Sorted(maps.Keys(set))
 }
 
 func setDiff(a, b []string) (gone, added []string) {

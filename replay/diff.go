@@ -3,7 +3,8 @@ package replay
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/agentjq/agentjq/redact"
@@ -30,13 +31,8 @@ func JSONDiff(a, b []byte) string {
 	for k := range fb {
 		keys[k] = true
 	}
-	sorted := make([]string, 0, len(keys))
-	for k := range keys {
-		sorted = append(sorted, k)
-	}
-	sort.Strings(sorted)
 	var out strings.Builder
-	for _, k := range sorted {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		x, inA := fa[k]
 		y, inB := fb[k]
 		if inA && inB && redact.MatchRedacted(x, y) {

@@ -4,7 +4,7 @@
 # Each prints the figures the Go tests and benchmarks measure, with the
 # command that measured them.
 set -eu
-load() { cut -d' ' -f1-3 /proc/loadavg; }
+. "$(dirname "$0")/bench-lib.sh"
 
 echo "## Redaction"
 echo

@@ -8,45 +8,21 @@
 # Environment: SIZE (default 1GiB), RUNS (default 3), WORK (scratch
 # directory, default $TMPDIR/agentjq-bench-proxy; needs about SIZE).
 set -eu
+. "$(dirname "$0")/bench-lib.sh"
+bench_init proxy 1GiB 3
 
-size=${SIZE:-1GiB}
-runs=${RUNS:-3}
-work=${WORK:-${TMPDIR:-/tmp}/agentjq-bench-proxy}
-mkdir -p "$work"
-command -v /usr/bin/time >/dev/null || { echo "bench-proxy: /usr/bin/time (GNU time) is needed" >&2; exit 1; }
-
-echo "building agentjq" >&2
-CGO_ENABLED=0 go build -trimpath -o "$work/agentjq" .
 stream="$work/stream.ndjson"
-if [ ! -s "$stream" ]; then
-	echo "generating a $size stream" >&2
-	go run ./internal/tools/streamgen -size "$size" -control=false >"$stream"
-fi
-# The fake agent drains its stdin and writes the stream.
+bench_stream "$stream" -control=false
 agent="$work/agent.sh"
-printf '#!/bin/sh\ncat >/dev/null &\nexec cat "%s"\n' "$stream" >"$agent"
-chmod +x "$agent"
+fake_agent "$agent" "$stream"
 
-secs() { # command... : wall seconds and CPU seconds (user+sys) of one run
-	/usr/bin/time -f '%e %U %S' -o "$work/time" "$@" >/dev/null 2>"$work/stderr" </dev/null || true
-	tail -n 1 "$work/time" | awk '{printf "%s %.2f\n", $1, $2 + $3}'
-}
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-
-: >"$work/cat"
-: >"$work/proxy"
-i=0
-while [ $i -lt "$runs" ]; do
-	secs sh -c "\"$agent\" </dev/null | cat" >>"$work/cat"
-	secs "$work/agentjq" proxy --bin "$agent" -- --output-format stream-json >>"$work/proxy"
-	i=$((i + 1))
-done
+in_turn cat "\"$agent\" | cat" proxy "$work/agentjq" proxy --bin "$agent" -- --output-format stream-json
 cat_s=$(cut -d' ' -f1 "$work/cat" | median)
 proxy_s=$(cut -d' ' -f1 "$work/proxy" | median)
 cat_cpu=$(cut -d' ' -f2 "$work/cat" | median)
 proxy_cpu=$(cut -d' ' -f2 "$work/proxy" | median)
 bytes=$(wc -c <"$stream")
-ratio=$(awk -v a="$proxy_s" -v b="$cat_s" 'BEGIN {printf "%.2f", a / b}')
+ratio=$(ratio "$proxy_s" "$cat_s")
 rtt=$(go test ./internal/bridge -run '^$' -bench 'ProxyRoundTrip|DirectRoundTrip' -benchtime 3x 2>/dev/null | awk '/^Benchmark/ {print $1, $5}')
 rtt_proxy=$(echo "$rtt" | awk '/ProxyRoundTrip/ {print $2}')
 rtt_direct=$(echo "$rtt" | awk '/DirectRoundTrip/ {print $2}')
@@ -54,7 +30,7 @@ rtt_direct=$(echo "$rtt" | awk '/DirectRoundTrip/ {print $2}')
 cat <<MD
 ## proxy
 
-Measured $(date -u +%Y-%m-%d) on $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end. Medians of $runs runs.
+Measured $(date -u +%Y-%m-%d) on $(nproc) cores, load average $(load) at the end. Medians of $runs runs.
 
 | what | target | result |
 |---|---|---|

@@ -17,26 +17,14 @@
 # file several times dearer than on hardware and the timings erratic; with
 # this set, reporting is paused for the runs and restored afterwards.
 set -eu
+. "$(dirname "$0")/bench-lib.sh"
+bench_init record 200MiB 5
 
-size=${SIZE:-200MiB}
-runs=${RUNS:-5}
-work=${WORK:-${TMPDIR:-/tmp}/agentjq-bench-record}
-mkdir -p "$work"
-command -v /usr/bin/time >/dev/null || { echo "bench-record: /usr/bin/time (GNU time) is needed" >&2; exit 1; }
-
-echo "building agentjq" >&2
-CGO_ENABLED=0 go build -trimpath -o "$work/agentjq" .
-stream="$work/agent.sh.ndjson"
-if [ ! -s "$stream" ] || [ "$(cat "$work/size" 2>/dev/null)" != "$size" ]; then
-	echo "generating a $size stream" >&2
-	go run ./internal/tools/streamgen -size "$size" -control=false >"$stream"
-	echo "$size" >"$work/size"
-fi
-# The fake agent: drains its stdin, writes the stream (as in
-# bridge.BenchmarkPassThrough).
+# The fake agent writes the stream beside it (as the commands below show).
 agent="$work/agent.sh"
-printf '#!/bin/sh\ncat >/dev/null &\nexec cat "$0.ndjson"\n' >"$agent"
-chmod +x "$agent"
+stream="$agent.ndjson"
+bench_stream "$stream" -control=false
+fake_agent "$agent" '$0.ndjson'
 bytes=$(wc -c <"$stream")
 lines=$(wc -l <"$stream")
 cat "$stream" >/dev/null # warm the page cache
@@ -70,7 +58,7 @@ noredact|$spawn --record $work/session.rec --no-redact|/dev/null
 devnull|$spawn --record /dev/null|/dev/null"
 
 for v in plain tofile record noredact devnull; do : >"$work/$v.times"; done
-load_before=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")
+load_before=$(load)
 # settle: before each run, write back what the last one left dirty, so that
 # no run pays for the one before it.
 settle() { sync; sleep 1; }
@@ -80,29 +68,26 @@ while [ "$i" -lt "$runs" ]; do
 	echo "$variants" | while IFS='|' read -r name cmd out; do
 		rm -f "$work/session.rec" "$work/session.out"
 		settle
-		/usr/bin/time -o "$work/t" -f "%e %U %S %M" $cmd </dev/null >"$out" 2>/dev/null || :
-		tail -n 1 "$work/t" >>"$work/$name.times"
+		timed "$out" $cmd >>"$work/$name.times" || :
 		if [ "$name" = record ]; then wc -c <"$work/session.rec" >"$work/recbytes"; fi
 	done
 	i=$((i + 1))
 done
 rm -f "$work/session.rec" "$work/session.out"
 recbytes=$(cat "$work/recbytes")
-load_after=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")
+load_after=$(load)
 
-# median FILE COLUMN
-median() { awk -v c="$2" '{print $c}' "$1" | sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
-cpu() { awk '{print $2+$3}' "$1" | sort -n | awk '{v[NR]=$1} END {printf "%.2f", v[int((NR+1)/2)]}'; }
+# A variant's times are lines of "wall cpu rss" (timed).
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.1f%%", (b / a - 1) * 100 }'; }
-pw=$(median "$work/plain.times" 1)
-fw=$(median "$work/tofile.times" 1)
+pw=$(field 1 "$work/plain.times" | median)
+fw=$(field 1 "$work/tofile.times" | median)
 row() { # name label
-	w=$(median "$work/$1.times" 1)
+	w=$(field 1 "$work/$1.times" | median)
 	vs=""
 	[ "$1" = plain ] || vs=$(pct "$pw" "$w")
 	vf=""
 	case $1 in record | noredact) vf=$(pct "$fw" "$w") ;; esac
-	echo "| $2 | ${w} s | $vs | $vf | $(cpu "$work/$1.times") s | $(median "$work/$1.times" 4) KiB |"
+	echo "| $2 | ${w} s | $vs | $vf | $(field 2 "$work/$1.times" | median) s | $(field 3 "$work/$1.times" | median) KiB |"
 }
 
 cat <<EOF

@@ -8,49 +8,24 @@
 # Environment: SIZE (default 1GiB), RUNS (default 3), WORK (scratch
 # directory, default $TMPDIR/agentjq-bench-spawn; needs about SIZE).
 set -eu
+. "$(dirname "$0")/bench-lib.sh"
+bench_init spawn 1GiB 3
 
-size=${SIZE:-1GiB}
-runs=${RUNS:-3}
-work=${WORK:-${TMPDIR:-/tmp}/agentjq-bench-spawn}
-mkdir -p "$work"
-command -v /usr/bin/time >/dev/null || { echo "bench-spawn: /usr/bin/time (GNU time) is needed" >&2; exit 1; }
-
-echo "building agentjq" >&2
-CGO_ENABLED=0 go build -trimpath -o "$work/agentjq" .
 stream="$work/stream.ndjson"
-if [ ! -s "$stream" ]; then
-	echo "generating a $size stream" >&2
-	go run ./internal/tools/streamgen -size "$size" -control=false >"$stream"
-fi
-# The fake agent drains its stdin and writes the stream.
+bench_stream "$stream" -control=false
 agent="$work/agent.sh"
-printf '#!/bin/sh\ncat >/dev/null &\nexec cat "%s"\n' "$stream" >"$agent"
-chmod +x "$agent"
-big="$work/bigline.sh"
+fake_agent "$agent" "$stream"
 # One 64 MiB line (an assistant text block), then a result.
+big="$work/bigline.sh"
 go run ./internal/tools/streamgen -bigline 64MiB >"$work/bigline.ndjson"
-printf '#!/bin/sh\ncat >/dev/null &\nexec cat "%s"\n' "$work/bigline.ndjson" >"$big"
-chmod +x "$big"
+fake_agent "$big" "$work/bigline.ndjson"
 
-secs() { # command... : wall seconds and max RSS (KiB) of one run
-	/usr/bin/time -f '%e %M' -o "$work/time" "$@" >/dev/null 2>"$work/stderr" || true
-	tail -n 1 "$work/time"
-}
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-
-: >"$work/cat"
-: >"$work/spawn"
-i=0
-while [ $i -lt "$runs" ]; do
-	secs sh -c "\"$agent\" </dev/null | cat" | cut -d' ' -f1 >>"$work/cat"
-	secs "$work/agentjq" spawn --bin "$agent" -p go | cut -d' ' -f1 >>"$work/spawn"
-	i=$((i + 1))
-done
-cat_s=$(median <"$work/cat")
-spawn_s=$(median <"$work/spawn")
+in_turn cat "\"$agent\" | cat" spawn "$work/agentjq" spawn --bin "$agent" -p go
+cat_s=$(field 1 "$work/cat" | median)
+spawn_s=$(field 1 "$work/spawn" | median)
 bytes=$(wc -c <"$stream")
-ratio=$(awk -v a="$spawn_s" -v b="$cat_s" 'BEGIN {printf "%.2f", a / b}')
-mem=$(secs "$work/agentjq" spawn --bin "$big" -p go | cut -d' ' -f2)
+ratio=$(ratio "$spawn_s" "$cat_s")
+mem=$(secs "$work/agentjq" spawn --bin "$big" -p go | cut -d' ' -f3)
 lat=$(go test ./internal/bridge -run '^$' -bench 'LineLatency|PipeLatency' -benchtime 3x 2>/dev/null | awk '/^Benchmark/ {print $1, $5, $7}')
 lat_spawn=$(echo "$lat" | awk '/LineLatency/ {print $2}')
 lat_pipe=$(echo "$lat" | awk '/PipeLatency/ {print $2}')
@@ -58,7 +33,7 @@ lat_pipe=$(echo "$lat" | awk '/PipeLatency/ {print $2}')
 cat <<MD
 ## spawn
 
-Measured $(date -u +%Y-%m-%d) on $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end. Medians of $runs runs.
+Measured $(date -u +%Y-%m-%d) on $(nproc) cores, load average $(load) at the end. Medians of $runs runs.
 
 | what | target | result |
 |---|---|---|

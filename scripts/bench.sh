@@ -4,6 +4,7 @@
 # below). Needs GNU time, jq (Debian's), Go, and about
 # 3 GiB of scratch space (WORK, default $TMPDIR/agentjq-bench-all).
 set -eu
+. "$(dirname "$0")/bench-lib.sh"
 work=${WORK:-${TMPDIR:-/tmp}/agentjq-bench-all}
 mkdir -p "$work"
 
@@ -27,7 +28,7 @@ echo
 
 echo "## approve"
 echo
-echo "Measured $(date -u +%Y-%m-%d), load average $(cut -d' ' -f1-3 /proc/loadavg)."
+echo "Measured $(date -u +%Y-%m-%d), load average $(load)."
 echo
 echo "| benchmark | target | result |"
 echo "|---|---|---|"

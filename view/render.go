@@ -6,7 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -282,14 +283,9 @@ func answers(input json.RawMessage) string {
 	if json.Unmarshal(input, &in) != nil || len(in.Answers) == 0 {
 		return ""
 	}
-	keys := make([]string, 0, len(in.Answers))
-	for k := range in.Answers {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	vals := make([]string, len(keys))
-	for i, k := range keys {
-		vals[i] = in.Answers[k]
+	var vals []string
+	for _, k := range slices.Sorted(maps.Keys(in.Answers)) {
+		vals = append(vals, in.Answers[k])
 	}
 	return strings.Join(vals, "; ")
 }
@@ -360,27 +356,9 @@ func decode(line []byte, v any) error {
 	return err
 }
 
-type block struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text"`
-	Thinking  string          `json:"thinking"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Input     json.RawMessage `json:"input"`
-	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"`
-	IsError   bool            `json:"is_error"`
-}
-
-type message struct {
-	ID      string          `json:"id"`
-	Model   string          `json:"model"`
-	Content json.RawMessage `json:"content"`
-}
-
 // blocks decodes message content that is an array of blocks.
-func blocks(content json.RawMessage) []block {
-	var bs []block
+func blocks(content json.RawMessage) []protocol.Block {
+	var bs []protocol.Block
 	if decode(content, &bs) != nil {
 		return nil
 	}
@@ -511,7 +489,7 @@ func (r *Renderer) depthOfTool(id string) int {
 func msgKey(parent, id string) string { return parent + "\x00" + id }
 
 func (r *Renderer) assistant(ev *envelope) {
-	var m message
+	var m protocol.Message
 	_ = decode(ev.Message, &m)
 	d := r.depth(ev.ParentToolUseID)
 	apiErr := ev.IsAPIError || (m.Model == "<synthetic>" && strings.HasPrefix(firstText(m.Content), "API Error"))
@@ -583,21 +561,7 @@ func (r *Renderer) finalText(key string, d int, text string) {
 }
 
 func (r *Renderer) streamEvent(ev *envelope) {
-	var se struct {
-		Type    string `json:"type"`
-		Index   int    `json:"index"`
-		Message struct {
-			ID string `json:"id"`
-		} `json:"message"`
-		ContentBlock struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		} `json:"content_block"`
-		Delta struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		} `json:"delta"`
-	}
+	var se protocol.StreamEvent
 	if decode(ev.Event, &se) != nil {
 		return
 	}
@@ -689,7 +653,7 @@ func (r *Renderer) delta(s *stream, t string) {
 }
 
 func (r *Renderer) user(ev *envelope) {
-	var m message
+	var m protocol.Message
 	_ = decode(ev.Message, &m)
 	d := r.depth(ev.ParentToolUseID)
 	var s string
@@ -711,19 +675,9 @@ func (r *Renderer) user(ev *envelope) {
 
 // userText returns the text of a user message's content.
 func userText(raw json.RawMessage) string {
-	var m message
+	var m protocol.Message
 	_ = decode(raw, &m)
-	var s string
-	if json.Unmarshal(m.Content, &s) == nil {
-		return s
-	}
-	var parts []string
-	for _, b := range blocks(m.Content) {
-		if b.Type == "text" {
-			parts = append(parts, b.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
+	return protocol.ContentText(m.Content, false)
 }
 
 // prompt shows a user turn; notes the CLI injects are dimmed.
@@ -743,30 +697,13 @@ func (r *Renderer) prompt(d int, s string, quiet bool) {
 	}
 }
 
-// contentText flattens a tool_result's content: a string or blocks.
-func contentText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []string
-	for _, b := range blocks(raw) {
-		if b.Type == "text" {
-			parts = append(parts, b.Text)
-		} else {
-			parts = append(parts, "["+b.Type+"]")
-		}
-	}
-	return strings.Join(parts, "\n")
-}
-
-func (r *Renderer) toolResult(d int, b block) {
+func (r *Renderer) toolResult(d int, b protocol.Block) {
 	name := b.ToolUseID
 	if c, ok := r.calls[b.ToolUseID]; ok {
 		name = c.name
 		d = c.depth
 	}
-	content := contentText(b.Content)
+	content := protocol.ContentText(b.Content, true)
 	mark, style := r.st.green.Sprint("✓"), func(a ...any) string { return fmt.Sprint(a...) }
 	if b.IsError {
 		mark, style = r.st.red.Sprint("✗"), r.st.red.Sprint

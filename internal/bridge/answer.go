@@ -40,9 +40,9 @@ func (s *session) answer(ctx context.Context, id string, rawID json.RawMessage, 
 			return
 		}
 		if err != nil {
-			resp = errorResponse(rawID, err.Error())
+			resp = protocol.ErrorResponseRaw(rawID, err.Error())
 		} else {
-			resp = successResponse(rawID, payload)
+			resp = protocol.SuccessResponseRaw(rawID, payload)
 		}
 	} else {
 		msg := protocol.UnsupportedMessage(head.Subtype)
@@ -54,7 +54,7 @@ func (s *session) answer(ctx context.Context, id string, rawID json.RawMessage, 
 		default:
 			s.warn(protocol.WarnUnanswered, fmt.Sprintf("answered unknown control request subtype %q with an error", head.Subtype))
 		}
-		resp = errorResponse(rawID, msg)
+		resp = protocol.ErrorResponseRaw(rawID, msg)
 	}
 	if ctx.Err() != nil && errors.Is(context.Cause(ctx), errWithdrawn) {
 		return
@@ -172,7 +172,7 @@ func (s *session) respondPermission(id string, rawID json.RawMessage, req *appro
 		Behavior: res.Behavior, DecidedBy: by, Via: protocol.ViaPermission, Rule: rule, Message: res.Message,
 		LatencyUS: time.Since(start).Microseconds(),
 	})
-	if err := s.writeAgent(successResponse(rawID, res)); err != nil {
+	if err := s.writeAgent(protocol.SuccessResponseRaw(rawID, res)); err != nil {
 		s.warn(protocol.WarnInternal, "could not answer permission request "+id+": "+err.Error())
 	}
 }
@@ -192,31 +192,4 @@ func hasAnswers(input json.RawMessage) bool {
 		}
 	}
 	return false
-}
-
-// successResponse and errorResponse build a control_response echoing the
-// request's id as the JSON value it came as (a string or a number).
-func successResponse(rawID json.RawMessage, payload any) []byte {
-	if payload == nil {
-		payload = struct{}{}
-	}
-	return protocol.Marshal(struct {
-		Type     string `json:"type"`
-		Response any    `json:"response"`
-	}{protocol.TypeControlResp, struct {
-		Subtype   string          `json:"subtype"`
-		RequestID json.RawMessage `json:"request_id"`
-		Response  any             `json:"response"`
-	}{"success", rawID, payload}})
-}
-
-func errorResponse(rawID json.RawMessage, message string) []byte {
-	return protocol.Marshal(struct {
-		Type     string `json:"type"`
-		Response any    `json:"response"`
-	}{protocol.TypeControlResp, struct {
-		Subtype   string          `json:"subtype"`
-		RequestID json.RawMessage `json:"request_id"`
-		Error     string          `json:"error"`
-	}{"error", rawID, message}})
 }

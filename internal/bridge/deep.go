@@ -63,14 +63,14 @@ func (s *session) answerTooDeep(line []byte) {
 			d.Tool, _ = protocol.String(hf[1])
 			d.ToolUseID, _ = protocol.String(hf[2])
 			s.hookDecided(key, d, time.Now())
-			if err := s.writeAgent(successResponse(rawID, hooks.Block(event, msg))); err != nil {
+			if err := s.writeAgent(protocol.SuccessResponseRaw(rawID, hooks.Block(event, msg))); err != nil {
 				s.warn(protocol.WarnInternal, "could not answer control request "+key+": "+err.Error())
 			}
 			return
 		}
 	}
 	if subtype != protocol.SubCanUseTool {
-		if err := s.writeAgent(errorResponse(rawID, msg)); err != nil {
+		if err := s.writeAgent(protocol.ErrorResponseRaw(rawID, msg)); err != nil {
 			s.warn(protocol.WarnInternal, "could not answer control request "+key+": "+err.Error())
 		}
 		return

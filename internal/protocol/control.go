@@ -105,6 +105,18 @@ func ControlRequest(requestID string, body any) []byte {
 // SuccessResponse builds a control_response carrying payload. A nil payload
 // is sent as an empty object.
 func SuccessResponse(requestID string, payload any) []byte {
+	return SuccessResponseRaw(mustMarshal(requestID), payload)
+}
+
+// ErrorResponse builds an error control_response.
+func ErrorResponse(requestID, message string) []byte {
+	return ErrorResponseRaw(mustMarshal(requestID), message)
+}
+
+// SuccessResponseRaw is SuccessResponse echoing the request's id as the
+// JSON value it came as (a string, or a number from a client that sends
+// one), so that the asker matches its answer whatever the id's type.
+func SuccessResponseRaw(requestID json.RawMessage, payload any) []byte {
 	if payload == nil {
 		payload = struct{}{}
 	}
@@ -112,21 +124,21 @@ func SuccessResponse(requestID string, payload any) []byte {
 		Type     string `json:"type"`
 		Response any    `json:"response"`
 	}{TypeControlResp, struct {
-		Subtype   string `json:"subtype"`
-		RequestID string `json:"request_id"`
-		Response  any    `json:"response"`
+		Subtype   string          `json:"subtype"`
+		RequestID json.RawMessage `json:"request_id"`
+		Response  any             `json:"response"`
 	}{"success", requestID, payload}})
 }
 
-// ErrorResponse builds an error control_response.
-func ErrorResponse(requestID, message string) []byte {
+// ErrorResponseRaw is ErrorResponse echoing the request's id as it came.
+func ErrorResponseRaw(requestID json.RawMessage, message string) []byte {
 	return mustMarshal(struct {
 		Type     string `json:"type"`
 		Response any    `json:"response"`
 	}{TypeControlResp, struct {
-		Subtype   string `json:"subtype"`
-		RequestID string `json:"request_id"`
-		Error     string `json:"error"`
+		Subtype   string          `json:"subtype"`
+		RequestID json.RawMessage `json:"request_id"`
+		Error     string          `json:"error"`
 	}{"error", requestID, message}})
 }
 

@@ -53,6 +53,19 @@ func DecodeEnvelope(line []byte) (Envelope, error) {
 	return e, nil
 }
 
+// MayBeType is false only when line plainly starts with a "type" other
+// than typ (the CLI writes the type first): a cheap gate before a search
+// of the whole line for what only lines of type typ hold. A line whose
+// type comes later, or is spaced, may be of any type.
+func MayBeType(line []byte, typ string) bool {
+	const p = `{"type":"`
+	if !bytes.HasPrefix(line, []byte(p)) {
+		return true
+	}
+	rest := line[len(p):]
+	return len(rest) > len(typ) && string(rest[:len(typ)]) == typ && rest[len(typ)] == '"'
+}
+
 // jsonError turns encoding/json's error into one that names the column.
 func jsonError(line []byte, err error) error {
 	var syn *json.SyntaxError

@@ -82,6 +82,24 @@ func (g *Generator) WriteTo(w io.Writer, size int64) (int64, error) {
 	return n, nil
 }
 
+// BenchLines is the stream the recording and redaction benchmarks read:
+// at least size bytes of seed 1 without control requests (the stream
+// scripts/bench-record.sh records), split into its lines without their
+// newlines, and the bytes in all, newlines counted.
+func BenchLines(size int64) ([][]byte, int64, error) {
+	g, err := New(1)
+	if err != nil {
+		return nil, 0, err
+	}
+	g.NoControl = true
+	var buf bytes.Buffer
+	n, err := g.WriteTo(&buf, size)
+	if err != nil {
+		return nil, 0, err
+	}
+	return bytes.Split(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), []byte("\n")), n, nil
+}
+
 // BigLine writes one assistant line whose text is size bytes, then a
 // result: the shape of a huge tool input or image read.
 func BigLine(w io.Writer, size int64) error {

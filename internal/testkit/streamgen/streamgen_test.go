@@ -57,6 +57,26 @@ func TestNoControl(t *testing.T) {
 	}
 }
 
+func TestBenchLines(t *testing.T) {
+	lines, n, err := BenchLines(1 << 20)
+	if err != nil || n < 1<<20 {
+		t.Fatalf("%d bytes: %v", n, err)
+	}
+	var sum int64
+	for i, l := range lines {
+		sum += int64(len(l)) + 1
+		if !json.Valid(l) || l[0] != '{' || bytes.IndexByte(l, '\n') >= 0 {
+			t.Fatalf("line %d is not one object: %.80s", i+1, l)
+		}
+		if bytes.Contains(l, []byte(`"type":"control_`)) {
+			t.Fatalf("line %d is a control message: %.80s", i+1, l)
+		}
+	}
+	if sum != n {
+		t.Errorf("lines hold %d bytes with their newlines, the stream %d", sum, n)
+	}
+}
+
 func TestBigLine(t *testing.T) {
 	var buf bytes.Buffer
 	if err := BigLine(&buf, 3<<20); err != nil {

@@ -24,9 +24,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/agentjq/agentjq/internal/protocol"
@@ -190,7 +191,7 @@ var word = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
 
 func report(w io.Writer, bin, base string, cur, old map[string]fields) {
 	control, message := documented()
-	names := sorted(cur)
+	names := slices.Sorted(maps.Keys(cur))
 	fmt.Fprintf(w, "%s: %d subtypes in the CLI's schema text ({subtype:\"...\",...} objects)\n", bin, len(names))
 
 	if old != nil {
@@ -204,12 +205,12 @@ func report(w io.Writer, bin, base string, cur, old map[string]fields) {
 				continue
 			}
 			var add, gone []string
-			for _, k := range sortedKeys(cur[n]) {
+			for _, k := range slices.Sorted(maps.Keys(cur[n])) {
 				if _, ok := o[k]; !ok {
 					add = append(add, "+"+k+opt(cur[n][k]))
 				}
 			}
-			for _, k := range sortedKeys(o) {
+			for _, k := range slices.Sorted(maps.Keys(o)) {
 				if _, ok := cur[n][k]; !ok {
 					gone = append(gone, "-"+k)
 				}
@@ -219,7 +220,7 @@ func report(w io.Writer, bin, base string, cur, old map[string]fields) {
 				changed = true
 			}
 		}
-		for _, n := range sorted(old) {
+		for _, n := range slices.Sorted(maps.Keys(old)) {
 			if _, ok := cur[n]; !ok {
 				fmt.Fprintf(w, "  - %s\n", n)
 				changed = true
@@ -231,7 +232,7 @@ func report(w io.Writer, bin, base string, cur, old map[string]fields) {
 	}
 
 	fmt.Fprintln(w, "\ncontrol subtypes internal/protocol/tables.go documents (fields the CLI knows; * not named in tables.go):")
-	for _, n := range sorted(control) {
+	for _, n := range slices.Sorted(maps.Keys(control)) {
 		f, ok := cur[n]
 		if !ok {
 			fmt.Fprintf(w, "  %-30s NOT SEEN in the binary\n", n)
@@ -242,7 +243,7 @@ func report(w io.Writer, bin, base string, cur, old map[string]fields) {
 			named[x] = true
 		}
 		var parts []string
-		for _, k := range sortedKeys(f) {
+		for _, k := range slices.Sorted(maps.Keys(f)) {
 			mark := ""
 			if !named[k] {
 				mark = "*"
@@ -274,7 +275,7 @@ func opt(optional bool) string {
 
 func list(f fields) string {
 	var parts []string
-	for _, k := range sortedKeys(f) {
+	for _, k := range slices.Sorted(maps.Keys(f)) {
 		parts = append(parts, k+opt(f[k]))
 	}
 	if len(parts) == 0 {
@@ -282,14 +283,3 @@ func list(f fields) string {
 	}
 	return strings.Join(parts, " ")
 }
-
-func sorted[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func sortedKeys(f fields) []string { return sorted(f) }
