@@ -412,7 +412,7 @@ var Methods = []Method{
 	{Name: "system.shutdown", Doc: "Close every session (staged shutdown) and exit.", Params: Empty{}, Result: Empty{}},
 	{Name: "session.create", Doc: "Start an agent session (spawn's session core), recorded to $AGENTJQ_HOME/sessions/<id>.rec.", Params: CreateParams{}, Result: CreateResult{}},
 	{Name: "session.list", Doc: "Live sessions and the recordings of ended ones.", Params: Empty{}, Result: ListResult{}},
-	{Name: "session.subscribe", Doc: "Events of a session: from the log after afterSeq (if given), then live, with no gap and no duplicate. kinds and a jq filter narrow them.", Params: SubscribeParams{}, Result: SubscribeResult{}},
+	{Name: "session.subscribe", Doc: "Events of a session: from the log after afterSeq (if given), then live, with no gap and no duplicate. kinds and a jq filter narrow them: the filter is the language of agentjq filter (agentlib included, no $ENV, no input), run on each session.event's params; an event is sent when its first output is truthy, and a program that does not compile fails invalid_params.", Params: SubscribeParams{}, Result: SubscribeResult{}},
 	{Name: "session.unsubscribe", Doc: "Stop a subscription.", Params: SessionRef{}, Result: Empty{}},
 	{Name: "session.resume", Doc: "session.subscribe from afterSeq, all kinds; the result lists the approvals still pending.", Params: ResumeParams{}, Result: SubscribeResult{}},
 	{Name: "session.prompt", Doc: "Send a user turn; returns at once with the turn's first seq (turn.started); turn.done ends it.", Params: PromptParams{}, Result: PromptResult{}},

@@ -316,7 +316,7 @@ export interface ClientMethods {
   "session.resume": { params: ResumeParams; result: SubscribeResult };
   /** set_permission_mode: default, acceptEdits, plan, bypassPermissions, dontAsk. */
   "session.setMode": { params: SetModeParams; result: Empty };
-  /** Events of a session: from the log after afterSeq (if given), then live, with no gap and no duplicate. kinds and a jq filter narrow them. */
+  /** Events of a session: from the log after afterSeq (if given), then live, with no gap and no duplicate. kinds and a jq filter narrow them: the filter is the language of agentjq filter (agentlib included, no $ENV, no input), run on each session.event's params; an event is sent when its first output is truthy, and a program that does not compile fails invalid_params. */
   "session.subscribe": { params: SubscribeParams; result: SubscribeResult };
   /** Stop a subscription. */
   "session.unsubscribe": { params: SessionRef; result: Empty };
