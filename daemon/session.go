@@ -65,7 +65,7 @@ type Session struct {
 	agentSID  string
 	tools     []string
 	commands  []CommandInfo
-	taskTools map[string]bool // tool_use ids of Task/Agent calls
+	subagents subagents
 	ownReqs   map[string]string
 	reqSeq    int
 	modeSeen  atomic.Bool
@@ -135,7 +135,7 @@ func (srv *Server) startSession(p CreateParams) (*Session, error) {
 	}
 	s := &Session{srv: srv, ID: newSessionID(), Workdir: p.Workdir, Agent: p.Agent, Model: p.Model, created: time.Now(),
 		partial: p.Partial, subs: map[*subscription]struct{}{}, chain: chain, mode: p.Mode,
-		taskTools: map[string]bool{}, ownReqs: map[string]string{}, done: make(chan struct{}), sigs: make(chan os.Signal, 4)}
+		ownReqs: map[string]string{}, done: make(chan struct{}), sigs: make(chan os.Signal, 4)}
 	s.path = srv.recordingPath(s.ID)
 	f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {

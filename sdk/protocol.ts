@@ -357,7 +357,7 @@ export interface EventPayloads {
   "approval.resolved": ApprovalEventPayload;
   /** an error of the agent or of agentjq (a warning, a failed turn) */
   "error": ErrorPayload;
-  /** a text delta of a partial message (session.create partial: true) */
+  /** a text delta of a partial message (session.create partial: true passes --include-partial-messages; claude streams the main agent's messages only, a subagent's arrive whole) */
   "message.delta": MessageDeltaPayload;
   /** an assistant message, whole */
   "message.done": MessageDonePayload;
@@ -365,11 +365,11 @@ export interface EventPayloads {
   "mode.changed": ModeChangedPayload;
   /** the agent's process ended; the session can be read, not driven */
   "session.ended": SessionEndedPayload;
-  /** the result of a Task/Agent tool call, or a task_notification */
+  /** a subagent ended, once: task_notification for a backgrounded Task (its status), else the Task call's tool_result (completed or failed) */
   "subagent.done": SubagentPayload;
-  /** a Task/Agent tool call, or a task_started system line */
+  /** a subagent started, once per subagent: its Task/Agent tool call, or a task_started line without one (status started) */
   "subagent.spawn": SubagentPayload;
-  /** a message of a subagent (parent_tool_use_id) or task_progress */
+  /** a subagent's progress: task_started after its call (started), its messages (parent_tool_use_id; running), task_progress and task_updated (their status), a backgrounded Task's immediate tool_result (launched) */
   "subagent.update": SubagentPayload;
   /** a tool_use block of an assistant message */
   "tool.call": ToolCallPayload;
