@@ -83,8 +83,12 @@ func (a *approvals) ask(ctx context.Context, s *Session, req *approve.Request, t
 	if trace == nil {
 		trace = []string{}
 	}
+	cwd := req.Cwd
+	if cwd == "" {
+		cwd = s.Workdir
+	}
 	p := &pendingApproval{sess: s, ch: make(chan approve.Verdict, 1), info: ApprovalInfo{
-		ID: id, SessionID: s.ID, RequestID: req.RequestID, Tool: req.ToolName, Input: orNull(req.Input),
+		ID: id, SessionID: s.ID, RequestID: req.RequestID, Tool: req.ToolName, Input: orNull(req.Input), ToolUseID: req.ToolUseID, Cwd: cwd,
 		KeyInput: approve.KeyInput(req), Suggestions: req.PermissionSuggestions, Trace: trace,
 		Created: time.Now().UTC().Format(time.RFC3339Nano)}}
 	a.pending[id] = p

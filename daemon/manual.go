@@ -93,6 +93,14 @@ file (a rules file, reviewable with **agentjq approve test**), never into the
 agent's settings. Pending approvals survive a client's disconnect, not a daemon
 restart (the agent's request dies with its pipe).
 
+An approval carries the session's root (**cwd**) and the call's **toolUseId**, so
+a client that judges it by policy anchors relative rules where the session's
+policies do. **agentjq attach SESSION --policy FILE** (or **--approver**,
+**--prompt**) is such a client: spawn's chain after the session's own, answering
+every approval it gets (its policies, approver, terminal, then the fail-closed
+deny) as client "agentjq attach"; it reads the event log from the start, whatever
+it prints, to follow the Bash tool's directory as spawn does.
+
 # METHODS
 `)
 	for _, m := range Methods {

@@ -237,11 +237,14 @@ type BackendSetParams struct {
 
 // ApprovalInfo is one approval asked of the clients.
 type ApprovalInfo struct {
-	ID          string            `json:"id"`
-	SessionID   string            `json:"sessionId"`
-	RequestID   string            `json:"requestId"`
-	Tool        string            `json:"tool"`
-	Input       json.RawMessage   `json:"input"`
+	ID        string          `json:"id"`
+	SessionID string          `json:"sessionId"`
+	RequestID string          `json:"requestId"`
+	Tool      string          `json:"tool"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"toolUseId,omitempty"`
+	// Cwd is the session's root, where the policies anchor relative rules.
+	Cwd         string            `json:"cwd,omitempty"`
 	KeyInput    string            `json:"keyInput,omitempty"`
 	Suggestions []json.RawMessage `json:"permissionSuggestions,omitempty"`
 	Trace       []string          `json:"trace"`

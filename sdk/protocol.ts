@@ -30,6 +30,7 @@ export interface ApprovalEventPayload {
 
 export interface ApprovalInfo {
   created: string;
+  cwd?: string;
   id: string;
   input: unknown;
   keyInput?: string;
@@ -37,6 +38,7 @@ export interface ApprovalInfo {
   requestId: string;
   sessionId: string;
   tool: string;
+  toolUseId?: string;
   trace: string[];
 }
 
