@@ -97,13 +97,14 @@ func (a *approvals) ask(ctx context.Context, s *Session, req *approve.Request, t
 	s.emit("approval.pending", ApprovalEventPayload{ID: id, Tool: req.ToolName})
 	a.srv.broadcast("approval.pending", p.info)
 	s.mu.Lock()
-	var subscribers []*client
+	var subscribers []*subscription
 	for sub := range s.subs {
-		subscribers = append(subscribers, sub.c)
+		subscribers = append(subscribers, sub)
 	}
 	s.mu.Unlock()
-	for _, c := range subscribers {
-		_ = c.conn.SendRequest(context.Background(), jsonrpc.StringID(id), "approval.request", p.info)
+	msg := approvalRequest(p.info)
+	for _, sub := range subscribers {
+		sub.ask(id, msg)
 	}
 	select {
 	case v := <-p.ch:
@@ -267,4 +268,15 @@ func (a *approvals) endSession(id string) {
 	for _, p := range a.list(id) {
 		a.finish(p.ID, ResolvedParams{ID: p.ID, SessionID: id, Who: "agentjq", Decision: protocol.Deny, Reason: CodeSessionEnded})
 	}
+}
+
+// approvalRequest is the approval.request message. It goes through the
+// client's queue like the session's events, never around it: a client
+// gets the request after every event before it (the call's tool.call, the
+// Bash calls that moved the shell, approval.pending), so what it judges
+// the request by is what the session had seen.
+func approvalRequest(info ApprovalInfo) []byte {
+	p, _ := json.Marshal(info)
+	b, _ := json.Marshal(jsonrpc.Message{JSONRPC: jsonrpc.Version, ID: jsonrpc.StringID(info.ID), Method: "approval.request", Params: p})
+	return b
 }

@@ -381,6 +381,9 @@ type subscription struct {
 	mu   sync.Mutex
 	live bool
 	held [][]byte
+	// asked are the approvals sent (or held) on this subscription: each
+	// approval.request reaches a subscriber once.
+	asked map[string]bool
 }
 
 func (sub *subscription) wants(kind string, line []byte) bool {
@@ -412,6 +415,26 @@ func (sub *subscription) deliver(seq int64, kind string, line, msg []byte) {
 	sub.c.send(msg)
 }
 
+// ask sends an approval.request in the order of the session's events:
+// held with them while the log is replayed. Never waits.
+func (sub *subscription) ask(id string, msg []byte) {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	if sub.asked[id] {
+		return
+	}
+	sub.asked[id] = true
+	if !sub.live {
+		if len(sub.held) >= cap(sub.c.out) {
+			sub.c.overflow()
+			return
+		}
+		sub.held = append(sub.held, msg)
+		return
+	}
+	sub.c.send(msg)
+}
+
 func (s *Session) unsubscribe(sub *subscription) {
 	s.mu.Lock()
 	delete(s.subs, sub)
@@ -421,7 +444,7 @@ func (s *Session) unsubscribe(sub *subscription) {
 // subscribe registers c at the current seq, then replays the log from
 // afterSeq up to that seq and turns live: no gap, no duplicate.
 func (s *Session) subscribe(ctx context.Context, c *client, afterSeq int64, kinds []string, jq string) (SubscribeResult, error) {
-	sub := &subscription{sess: s, c: c}
+	sub := &subscription{sess: s, c: c, asked: map[string]bool{}}
 	if len(kinds) > 0 {
 		sub.kinds = map[string]bool{}
 		for _, k := range kinds {
@@ -482,13 +505,16 @@ func (s *Session) subscribe(ctx context.Context, c *client, afterSeq int64, kind
 	}
 	sub.held = nil
 	sub.live = true
-	sub.mu.Unlock()
-	pending := s.srv.approvals.list(s.ID)
 	// A pending approval outlives the connection that carried it: a
-	// subscriber gets it again, with the same id.
+	// subscriber gets it again, with the same id, after the events.
+	pending := s.srv.approvals.list(s.ID)
 	for _, a := range pending {
-		_ = c.conn.SendRequest(ctx, jsonrpc.StringID(a.ID), "approval.request", a)
+		if !sub.asked[a.ID] {
+			sub.asked[a.ID] = true
+			c.send(approvalRequest(a))
+		}
 	}
+	sub.mu.Unlock()
 	if pending == nil {
 		pending = []ApprovalInfo{}
 	}
