@@ -150,6 +150,15 @@ func (a *approvals) respond(id, who string, d Decision) (ResolvedParams, error) 
 	if d.Scope != "once" && d.Scope != "session" && d.Scope != "always" {
 		return ResolvedParams{}, rpcErr(CodeInvalidParams, `scope must be "once", "session" or "always"`, nil)
 	}
+	if d.Decision == protocol.Deny && d.Scope != "once" {
+		// No deny rule outlives its answer: claude takes none from a
+		// permission answer, and one agentjq kept would be asked only
+		// about the calls claude asks about, not those it runs unasked
+		// (a Read in the workdir, an Edit under acceptEdits) where a
+		// session has no policy and so no guard. A deny that must hold
+		// belongs in a policy file.
+		return ResolvedParams{}, rpcErr(CodeInvalidParams, `a deny is "once": a deny rule for the session or always belongs in a policy file (session.create policy, serve --policy), which puts agentjq's guard before every call`, nil)
+	}
 	if d.UpdatedInput != nil {
 		var m map[string]json.RawMessage
 		if json.Unmarshal(d.UpdatedInput, &m) != nil {

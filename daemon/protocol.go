@@ -265,7 +265,7 @@ type ApprovalListResult struct {
 // result, and approval.respond's params without the id).
 type Decision struct {
 	Decision     string          `json:"decision"`        // allow | deny
-	Scope        string          `json:"scope,omitempty"` // once | session | always
+	Scope        string          `json:"scope,omitempty"` // once | session | always (allow only)
 	Message      string          `json:"message,omitempty"`
 	UpdatedInput json.RawMessage `json:"updatedInput,omitempty"`
 }
@@ -429,7 +429,7 @@ var Methods = []Method{
 	{Name: "tool.list", Doc: "The agent's tools (from its init).", Params: SessionRef{}, Result: ToolListResult{}},
 	{Name: "backend.set", Doc: "On claude the backend is the model: set_model.", Params: BackendSetParams{}, Result: Empty{}},
 	{Name: "approval.list", Doc: "Approvals waiting for an answer.", Params: ApprovalListParams{}, Result: ApprovalListResult{}},
-	{Name: "approval.respond", Doc: "Answer an approval; the first answer wins, a later one fails approval_resolved.", Params: RespondParams{}, Result: ResolvedParams{}},
+	{Name: "approval.respond", Doc: "Answer an approval; the first answer wins, a later one fails approval_resolved. scope session or always is for an allow; a deny is once (a deny rule belongs in a policy file).", Params: RespondParams{}, Result: ResolvedParams{}},
 	{Name: "permission.allowlist.list", Doc: "The allow rules of the daemon's --allowlist policy file.", Params: Empty{}, Result: AllowlistResult{}},
 	{Name: "permission.allowlist.add", Doc: "Add an allow rule (validated like a --policy file).", Params: AllowlistParams{}, Result: AllowlistResult{}},
 	{Name: "permission.allowlist.remove", Doc: "Remove an allow rule.", Params: AllowlistParams{}, Result: AllowlistResult{}},

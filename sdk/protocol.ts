@@ -286,7 +286,7 @@ export interface UsagePayload {
 export interface ClientMethods {
   /** Approvals waiting for an answer. */
   "approval.list": { params: ApprovalListParams; result: ApprovalListResult };
-  /** Answer an approval; the first answer wins, a later one fails approval_resolved. */
+  /** Answer an approval; the first answer wins, a later one fails approval_resolved. scope session or always is for an allow; a deny is once (a deny rule belongs in a policy file). */
   "approval.respond": { params: RespondParams; result: ResolvedParams };
   /** On claude the backend is the model: set_model. */
   "backend.set": { params: BackendSetParams; result: Empty };
