@@ -119,6 +119,31 @@ func (w *watcher) waitFor(t *testing.T, what string, d time.Duration, cond func(
 	}
 }
 
+// startAttach runs `agentjq attach` in dir; wait waits for it to end
+// (with the session) and returns its stdout.
+func startAttach(t *testing.T, env []string, dir string, args ...string) (wait func() string) {
+	t.Helper()
+	ios, _, out, errb := iostreams.Test()
+	ios.Environ = env
+	if dir != "" {
+		ios.Dir = dir
+	}
+	attached := make(chan int, 1)
+	go func() { attached <- Main(append([]string{"attach"}, args...), ios) }()
+	return func() string {
+		t.Helper()
+		select {
+		case code := <-attached:
+			if code != 0 {
+				t.Fatalf("attach exit %d: %s", code, errb)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("attach did not end with the session")
+		}
+		return out.String()
+	}
+}
+
 // attach --policy answers a session's approvals with spawn's chain: a
 // daemon session with no policy of its own leaves its calls to its
 // clients; they are pending (no client answers yet) until attach starts,
@@ -154,11 +179,7 @@ func TestLiveAttachAnswersApprovals(t *testing.T) {
 	}
 	w.waitFor(t, "the first approval.pending", 60*time.Second, func() bool { return len(w.pending) > 0 })
 
-	ios, _, out, errb := iostreams.Test()
-	ios.Environ = env
-	ios.Dir = parent
-	attached := make(chan int, 1)
-	go func() { attached <- Main([]string{"attach", cr.SessionID, "--policy", policy}, ios) }()
+	wait := startAttach(t, env, parent, cr.SessionID, "--policy", policy)
 	w.waitFor(t, "turn.done", 60*time.Second, func() bool {
 		for _, e := range w.events {
 			if e.Kind == "turn.done" {
@@ -170,14 +191,7 @@ func TestLiveAttachAnswersApprovals(t *testing.T) {
 	if err := w.conn.Call(ctx, "session.close", daemon.SessionRef{SessionID: cr.SessionID}, nil); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case code := <-attached:
-		if code != 0 {
-			t.Fatalf("attach exit %d: %s", code, errb)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("attach did not end with the session")
-	}
+	out := wait()
 
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -221,7 +235,7 @@ func TestLiveAttachAnswersApprovals(t *testing.T) {
 	if _, err := os.Stat(keep); err != nil {
 		t.Errorf("the denied rm ran: %v", err)
 	}
-	if !strings.Contains(out.String(), `"result":"attached`) {
+	if !strings.Contains(out, `"result":"attached`) {
 		t.Errorf("attach did not print the session's lines: %.300s", out)
 	}
 }
@@ -264,10 +278,7 @@ func TestLiveAttachFollowsTheShellFromTheLog(t *testing.T) {
 	}
 	touch := pendingFor("touch ./after-cd.txt")
 
-	ios, _, _, errb := iostreams.Test()
-	ios.Environ = env
-	attached := make(chan int, 1)
-	go func() { attached <- Main([]string{"attach", cr.SessionID, "--policy", policy}, ios) }()
+	wait := startAttach(t, env, "", cr.SessionID, "--policy", policy)
 	var got daemon.ResolvedParams
 	w.waitFor(t, "the touch resolved", 60*time.Second, func() bool {
 		for _, r := range w.resolved {
@@ -284,14 +295,7 @@ func TestLiveAttachFollowsTheShellFromTheLog(t *testing.T) {
 	if err := w.conn.Call(ctx, "session.close", daemon.SessionRef{SessionID: cr.SessionID}, nil); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case code := <-attached:
-		if code != 0 {
-			t.Fatalf("attach exit %d: %s", code, errb)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("attach did not end with the session")
-	}
+	wait()
 	for _, f := range []string{filepath.Join(parent, "after-cd.txt"), filepath.Join(wd, "after-cd.txt")} {
 		if _, err := os.Stat(f); err == nil {
 			t.Errorf("%s was made: the denied touch ran", f)

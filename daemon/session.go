@@ -404,6 +404,12 @@ func (sub *subscription) deliver(seq int64, kind string, line, msg []byte) {
 	}
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
+	sub.queue(msg)
+}
+
+// queue sends msg, or holds it while the log is replayed (a full hold
+// drops the client as a full queue does). Called under sub.mu.
+func (sub *subscription) queue(msg []byte) {
 	if !sub.live {
 		if len(sub.held) >= cap(sub.c.out) {
 			sub.c.overflow()
@@ -424,15 +430,7 @@ func (sub *subscription) ask(id string, msg []byte) {
 		return
 	}
 	sub.asked[id] = true
-	if !sub.live {
-		if len(sub.held) >= cap(sub.c.out) {
-			sub.c.overflow()
-			return
-		}
-		sub.held = append(sub.held, msg)
-		return
-	}
-	sub.c.send(msg)
+	sub.queue(msg)
 }
 
 func (s *Session) unsubscribe(sub *subscription) {
