@@ -54,6 +54,13 @@ type contentBlock struct {
 
 // fromAgent derives the events of one agent line, agent.line first. It
 // runs on the bridge's tap, in the order of the agent's lines.
+//
+// agent.line is logged whole although the out entry before it holds the
+// same line (about half of a recording): resume sends the logged bytes,
+// and an event rebuilt from the out entry would not be them. The entry
+// is written outside the append lock (another event may come between it
+// and its seq), its time is the Writer's clock (ms since start, not ts),
+// and it is encoded without HTML escapes where the event is not.
 func (s *Session) fromAgent(line []byte) {
 	s.emitRaw("agent.line", append(append([]byte(`{"line":`), line...), '}'))
 	var l agentLine
