@@ -19,6 +19,8 @@ import (
 // default: a policy, an approver or a terminal that opens. Only then does
 // agentjq screen every call; the default alone denies what the agent asks
 // and has no opinion on the rest. It opens the terminal when there is one.
+// ChainOptions.Person (an ACP editor) does not count, on purpose: like the
+// daemon's clients it is asked what the agent asks, as claude's own user.
 func (c *Chain) Guards() bool {
 	return c.rules != nil || len(c.jq) > 0 || c.approver != nil || c.terminal() != nil
 }

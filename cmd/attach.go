@@ -27,26 +27,32 @@ type AttachCmd struct {
 
 // Run prints each agent.line event's line, resumably (--after-seq), and
 // ends with the session; approvals are answered only when asked to.
+//
+// Answering, attach is spawn's chain at the end of the session's own: it
+// gets what the session's policies left undecided and answers every one
+// (its policies, its approver, the terminal, then the fail-closed deny),
+// judged as spawn would judge it: relative rules anchored at the
+// session's workdir (not attach's directory), the Bash tool's directory
+// followed from every Bash call of the session, which is why an
+// answering attach reads the event log from the start whatever it prints.
 func (c *AttachCmd) Run(ctx context.Context, ios *iostreams.IO) error {
 	home, err := daemonHome(ios, c.Home)
 	if err != nil {
 		return err
 	}
-	var chain *approve.Chain
-	if len(c.Policy) > 0 || c.Approver != "" || c.Prompt {
-		chain, err = approvalChain(ios, SpawnFlags{Policy: c.Policy, Approver: c.Approver, ApproverFormat: c.ApproverFormat, NoPrompt: !c.Prompt}, ios.Dir, nil, nil, nil)
-		if err != nil {
-			return err
-		}
-		defer chain.Close()
-	}
+	answering := len(c.Policy) > 0 || c.Approver != "" || c.Prompt
 	var (
-		mu      sync.Mutex
-		lastSeq int64 = -1
-		ended   bool
-		seen    int64
-		finish  = make(chan struct{})
-		once    sync.Once
+		mu       sync.Mutex
+		lastSeq  int64 = -1
+		ended    bool
+		seen     int64
+		finish   = make(chan struct{})
+		once     sync.Once
+		printAbv = c.AfterSeq // agent lines after this seq are printed
+		chain    *approve.Chain
+		ready    = make(chan struct{}) // chain and session facts are set
+		sess     daemon.SessionInfo
+		mode     string
 	)
 	check := func() {
 		if ended && lastSeq >= 0 && seen >= lastSeq {
@@ -54,16 +60,36 @@ func (c *AttachCmd) Run(ctx context.Context, ios *iostreams.IO) error {
 		}
 	}
 	handler := func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 		switch req.Method {
 		case "session.event":
 			var ev daemon.Event
 			if json.Unmarshal(req.Params, &ev) != nil || ev.SessionID != c.Session {
 				return nil, nil
 			}
-			if ev.Kind == "agent.line" {
+			switch ev.Kind {
+			case "agent.line":
 				var p daemon.AgentLinePayload
-				if json.Unmarshal(ev.Payload, &p) == nil {
+				if ev.Seq > printAbv && json.Unmarshal(ev.Payload, &p) == nil {
 					fmt.Fprintf(ios.Out, "%s\n", p.Line)
+				}
+			case "tool.call":
+				var p daemon.ToolCallPayload
+				if chain != nil && json.Unmarshal(ev.Payload, &p) == nil && p.Name == "Bash" {
+					// claude runs some Bash calls (cd) without asking: the
+					// shell may be elsewhere when the next one asks.
+					chain.ObserveBash(sess.Workdir, p.ToolUseID, p.Input)
+				}
+			case "mode.changed":
+				var p daemon.ModeChangedPayload
+				if json.Unmarshal(ev.Payload, &p) == nil {
+					mu.Lock()
+					mode = p.Mode
+					mu.Unlock()
 				}
 			}
 			mu.Lock()
@@ -74,7 +100,7 @@ func (c *AttachCmd) Run(ctx context.Context, ios *iostreams.IO) error {
 			check()
 			mu.Unlock()
 		case "approval.request":
-			if chain == nil {
+			if !answering {
 				return nil, &jsonrpc.Error{Code: -32000, Message: "attach answers no approvals (use --policy, --approver or --prompt)"}
 			}
 			var a daemon.ApprovalInfo
@@ -82,8 +108,16 @@ func (c *AttachCmd) Run(ctx context.Context, ios *iostreams.IO) error {
 				return nil, err
 			}
 			return jsonrpc.Async(func() (any, error) {
-				v, _ := chain.Decide(ctx, &approve.Request{RequestID: a.RequestID, CanUseTool: protocol.CanUseTool{
-					ToolName: a.Tool, Input: a.Input, PermissionSuggestions: a.Suggestions}})
+				cwd := a.Cwd
+				if cwd == "" {
+					cwd = sess.Workdir
+				}
+				mu.Lock()
+				r := &approve.Request{RequestID: a.RequestID, Cwd: cwd, SessionID: sess.AgentSessionID, PermissionMode: mode,
+					CanUseTool: protocol.CanUseTool{Subtype: protocol.SubCanUseTool, ToolName: a.Tool, Input: a.Input,
+						ToolUseID: a.ToolUseID, PermissionSuggestions: a.Suggestions}}
+				mu.Unlock()
+				v, _ := chain.Decide(ctx, r)
 				if v.Behavior != protocol.Allow && v.Behavior != protocol.Deny {
 					return nil, &jsonrpc.Error{Code: -32000, Message: "no decision"}
 				}
@@ -98,10 +132,36 @@ func (c *AttachCmd) Run(ctx context.Context, ios *iostreams.IO) error {
 	}
 	defer conn.Close()
 	p := daemon.SubscribeParams{SessionID: c.Session}
-	if !c.Live {
+	if answering {
+		var list daemon.ListResult
+		if err := conn.Call(ctx, "session.list", nil, &list); err != nil {
+			return err
+		}
+		found := false
+		for _, s := range list.Sessions {
+			if s.SessionID == c.Session {
+				sess, mode, found = s, s.Mode, true
+			}
+		}
+		if !found {
+			return fmt.Errorf("no session %q on the daemon of %s", c.Session, home)
+		}
+		chain, err = approvalChain(ios, SpawnFlags{Policy: c.Policy, Approver: c.Approver, ApproverFormat: c.ApproverFormat, NoPrompt: !c.Prompt},
+			sess.Workdir, nil, nil, nil)
+		if err != nil {
+			return err
+		}
+		defer chain.Close()
+		if c.Live {
+			printAbv = sess.LastSeq
+		}
+		zero := int64(0)
+		p.AfterSeq = &zero
+	} else if !c.Live {
 		after := c.AfterSeq
 		p.AfterSeq = &after
 	}
+	close(ready)
 	var res daemon.SubscribeResult
 	if err := conn.Call(ctx, "session.subscribe", p, &res); err != nil {
 		return err
@@ -109,8 +169,9 @@ func (c *AttachCmd) Run(ctx context.Context, ios *iostreams.IO) error {
 	mu.Lock()
 	if res.Ended {
 		ended, lastSeq = true, res.LastSeq
-		if c.AfterSeq >= res.LastSeq {
-			seen = res.LastSeq
+		if p.AfterSeq == nil || *p.AfterSeq >= res.LastSeq {
+			// Nothing is replayed (--live starts at the last seq).
+			seen = max(seen, res.LastSeq)
 		}
 	}
 	check()

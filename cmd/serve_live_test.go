@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentjq/agentjq/daemon"
+	"github.com/agentjq/agentjq/hooks"
 	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/internal/testkit/apistub"
 	"github.com/agentjq/agentjq/internal/testkit/livetest"
@@ -31,7 +33,7 @@ func serveLiveRead(t *testing.T, policy string) (*apistub.Server, []byte) {
 }
 
 // serveLive runs `agentjq serve --stdio` with the real claude, creates a
-// session under policy in a workdir with a planted .env, and runs one turn
+// session under policy ("" : none) in a workdir with a planted .env, and runs one turn
 // of prompt, answering each approval.request with answer (nil: none may
 // come). It returns the stub API, the workdir and the session's recording.
 func serveLive(t *testing.T, policy, prompt string, answer func(daemon.ApprovalInfo) daemon.Decision) (*apistub.Server, string, []byte) {
@@ -40,7 +42,10 @@ func serveLive(t *testing.T, policy, prompt string, answer func(daemon.ApprovalI
 	api := apistub.Start(t)
 	dir := livetest.Workdir(t)
 	plantEnv(dir)
-	rules := writePolicy(t, "rules.json", policy)
+	var policies []string
+	if policy != "" {
+		policies = []string{writePolicy(t, "rules.json", policy)}
+	}
 
 	ios, _, _, errb := iostreams.Test()
 	ios.Environ = livetest.Env(t, api.URL())
@@ -86,7 +91,7 @@ func serveLive(t *testing.T, policy, prompt string, answer func(daemon.ApprovalI
 		}
 	}
 	var cr daemon.CreateResult
-	call("session.create", daemon.CreateParams{Workdir: dir, Policy: []string{rules}}, &cr)
+	call("session.create", daemon.CreateParams{Workdir: dir, Policy: policies}, &cr)
 	call("session.subscribe", daemon.SubscribeParams{SessionID: cr.SessionID}, nil)
 	call("session.prompt", daemon.PromptParams{SessionID: cr.SessionID, Text: prompt}, nil)
 	for done := false; !done; {
@@ -152,6 +157,9 @@ func TestLiveServeDaemonGuardBlocksReadOfDeniedEnv(t *testing.T) {
 		t.Errorf("decisions %+v", decisions)
 	}
 
+	if !bytes.Contains(rec, []byte(hooks.GuardID)) {
+		t.Error("the session's initialize registers no guard")
+	}
 	// Without the guard the same session reads .env unasked. (What this
 	// test would catch.)
 	t.Run("without the guard", func(t *testing.T) {
@@ -184,5 +192,22 @@ func TestLiveServeDaemonClientsAnswerWhatThePolicyAsks(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "asked.txt")); err != nil {
 		t.Errorf("the allowed call did not run: %v", err)
+	}
+}
+
+// A daemon session with no policy has no guard, as claude has none: its
+// clients are asked what claude asks and nothing more (a Read inside the
+// workdir runs unasked; serveLive fails on any approval.request), and
+// its initialize registers no hook of agentjq's. A policy (session's,
+// serve --policy, --allowlist) puts the guard before every call (the test
+// above). No client can make a deny rule the missing guard would have to
+// hold: approval.respond takes a deny only as "once" (daemon's tests).
+func TestLiveServeNoPolicyNoGuard(t *testing.T) {
+	api, _, rec := serveLive(t, "", toolCall("Read", map[string]any{"file_path": "{{cwd}}/.env"}), nil)
+	if !(liveRun{api: api}).modelSaw(planted) {
+		t.Errorf("the Read claude runs unasked did not run: %+v", api.ToolResults())
+	}
+	if bytes.Contains(rec, []byte(hooks.GuardID)) {
+		t.Error("a session with no policy registered agentjq's guard")
 	}
 }

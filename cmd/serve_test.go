@@ -93,6 +93,19 @@ func TestServeCallAttach(t *testing.T) {
 			t.Fatalf("attach line not JSON: %s", l)
 		}
 	}
+	// --live on an ended session has nothing to print and ends at once.
+	ios, _, aout, aerr = iostreams.Test()
+	ios.Environ = env().Environ
+	liveDone := make(chan int, 1)
+	go func() { liveDone <- Main([]string{"attach", "--live", cr.SessionID}, ios) }()
+	select {
+	case code := <-liveDone:
+		if code != 0 || aout.Len() != 0 {
+			t.Fatalf("attach --live: %d %q %s", code, aout, aerr)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("attach --live on an ended session did not end")
+	}
 	if _, errs, code = call("system.shutdown"); code != 0 {
 		t.Fatalf("shutdown: %s", errs)
 	}

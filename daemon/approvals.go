@@ -83,8 +83,12 @@ func (a *approvals) ask(ctx context.Context, s *Session, req *approve.Request, t
 	if trace == nil {
 		trace = []string{}
 	}
+	cwd := req.Cwd
+	if cwd == "" {
+		cwd = s.Workdir
+	}
 	p := &pendingApproval{sess: s, ch: make(chan approve.Verdict, 1), info: ApprovalInfo{
-		ID: id, SessionID: s.ID, RequestID: req.RequestID, Tool: req.ToolName, Input: orNull(req.Input),
+		ID: id, SessionID: s.ID, RequestID: req.RequestID, Tool: req.ToolName, Input: orNull(req.Input), ToolUseID: req.ToolUseID, Cwd: cwd,
 		KeyInput: approve.KeyInput(req), Suggestions: req.PermissionSuggestions, Trace: trace,
 		Created: time.Now().UTC().Format(time.RFC3339Nano)}}
 	a.pending[id] = p
@@ -93,13 +97,14 @@ func (a *approvals) ask(ctx context.Context, s *Session, req *approve.Request, t
 	s.emit("approval.pending", ApprovalEventPayload{ID: id, Tool: req.ToolName})
 	a.srv.broadcast("approval.pending", p.info)
 	s.mu.Lock()
-	var subscribers []*client
+	var subscribers []*subscription
 	for sub := range s.subs {
-		subscribers = append(subscribers, sub.c)
+		subscribers = append(subscribers, sub)
 	}
 	s.mu.Unlock()
-	for _, c := range subscribers {
-		_ = c.conn.SendRequest(context.Background(), jsonrpc.StringID(id), "approval.request", p.info)
+	msg := approvalRequest(p.info)
+	for _, sub := range subscribers {
+		sub.ask(id, msg)
 	}
 	select {
 	case v := <-p.ch:
@@ -144,6 +149,15 @@ func (a *approvals) respond(id, who string, d Decision) (ResolvedParams, error) 
 	}
 	if d.Scope != "once" && d.Scope != "session" && d.Scope != "always" {
 		return ResolvedParams{}, rpcErr(CodeInvalidParams, `scope must be "once", "session" or "always"`, nil)
+	}
+	if d.Decision == protocol.Deny && d.Scope != "once" {
+		// No deny rule outlives its answer: claude takes none from a
+		// permission answer, and one agentjq kept would be asked only
+		// about the calls claude asks about, not those it runs unasked
+		// (a Read in the workdir, an Edit under acceptEdits) where a
+		// session has no policy and so no guard. A deny that must hold
+		// belongs in a policy file.
+		return ResolvedParams{}, rpcErr(CodeInvalidParams, `a deny is "once": a deny rule for the session or always belongs in a policy file (session.create policy, serve --policy), which puts agentjq's guard before every call`, nil)
 	}
 	if d.UpdatedInput != nil {
 		var m map[string]json.RawMessage
@@ -263,4 +277,15 @@ func (a *approvals) endSession(id string) {
 	for _, p := range a.list(id) {
 		a.finish(p.ID, ResolvedParams{ID: p.ID, SessionID: id, Who: "agentjq", Decision: protocol.Deny, Reason: CodeSessionEnded})
 	}
+}
+
+// approvalRequest is the approval.request message. It goes through the
+// client's queue like the session's events, never around it: a client
+// gets the request after every event before it (the call's tool.call, the
+// Bash calls that moved the shell, approval.pending), so what it judges
+// the request by is what the session had seen.
+func approvalRequest(info ApprovalInfo) []byte {
+	p, _ := json.Marshal(info)
+	b, _ := json.Marshal(jsonrpc.Message{JSONRPC: jsonrpc.Version, ID: jsonrpc.StringID(info.ID), Method: "approval.request", Params: p})
+	return b
 }

@@ -182,38 +182,34 @@ var handlers map[string]handlerFunc
 
 func init() {
 	handlers = map[string]handlerFunc{
-		"system.hello":                hello,
-		"system.info":                 info,
+		"system.hello":                withParams(hello),
+		"system.info":                 withParams(info),
 		"system.health":               func(context.Context, *client, *jsonrpc.Request) (any, error) { return HealthResult{OK: true}, nil },
 		"system.shutdown":             shutdownMethod,
-		"session.create":              create,
-		"session.list":                list,
-		"session.subscribe":           subscribe,
-		"session.unsubscribe":         unsubscribe,
-		"session.resume":              resume,
-		"session.prompt":              prompt,
-		"session.interrupt":           interrupt,
-		"session.setMode":             setMode,
-		"session.compact":             compact,
-		"session.close":               closeSession,
-		"session.deleteSaved":         deleteSaved,
-		"command.list":                commandList,
-		"command.run":                 commandRun,
-		"tool.list":                   toolList,
-		"backend.set":                 backendSet,
-		"approval.list":               approvalList,
-		"approval.respond":            approvalRespond,
-		"permission.allowlist.list":   allowlistList,
-		"permission.allowlist.add":    allowlistAdd,
-		"permission.allowlist.remove": allowlistRemove,
+		"session.create":              withParams(create),
+		"session.list":                withParams(list),
+		"session.subscribe":           onSession(false, subscribe),
+		"session.unsubscribe":         onSession(false, unsubscribe),
+		"session.resume":              onSession(false, resume),
+		"session.prompt":              onSession(true, prompt),
+		"session.interrupt":           onSession(true, interrupt),
+		"session.setMode":             onSession(true, setMode),
+		"session.compact":             onSession(true, compact),
+		"session.close":               onSession(true, closeSession),
+		"session.deleteSaved":         onSession(false, deleteSaved),
+		"command.list":                onSession(false, commandList),
+		"command.run":                 onSession(true, commandRun),
+		"tool.list":                   onSession(false, toolList),
+		"backend.set":                 onSession(true, backendSet),
+		"approval.list":               withParams(approvalList),
+		"approval.respond":            withParams(approvalRespond),
+		"permission.allowlist.list":   withParams(allowlistList),
+		"permission.allowlist.add":    withParams(allowlistAdd),
+		"permission.allowlist.remove": withParams(allowlistRemove),
 	}
 }
 
-func hello(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
-	var p HelloParams
-	if err := req.DecodeParams(&p); err != nil {
-		return nil, err
-	}
+func hello(ctx context.Context, c *client, p HelloParams) (any, error) {
 	if c.needAuth && subtle.ConstantTimeCompare([]byte(p.Token), []byte(c.srv.token)) != 1 {
 		return nil, rpcErr(CodeUnauthorized, "wrong token (read it from the file daemon.json names)", nil)
 	}
@@ -255,11 +251,7 @@ func minor(v string) string {
 	return parts[1]
 }
 
-func info(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
-	var p Empty
-	if err := req.DecodeParams(&p); err != nil {
-		return nil, err
-	}
+func info(ctx context.Context, c *client, p Empty) (any, error) {
 	s := c.srv
 	s.mu.Lock()
 	n, nc := len(s.sessions), len(s.clients)

@@ -18,9 +18,14 @@ type agentLine struct {
 	SlashCommands  []string `json:"slash_commands"`
 	PermissionMode string   `json:"permissionMode"`
 	Model          string   `json:"model"`
-	TaskID         string   `json:"task_id"`
-	ToolUseID      string   `json:"tool_use_id"`
-	Status         string   `json:"status"`
+	// task_* (subagents.go)
+	TaskID         string `json:"task_id"`
+	ToolUseID      string `json:"tool_use_id"`
+	Status         string `json:"status"`
+	IsBackgrounded bool   `json:"is_backgrounded"`
+	Patch          struct {
+		Status string `json:"status"`
+	} `json:"patch"`
 	// result
 	IsError      bool            `json:"is_error"`
 	Result       string          `json:"result"`
@@ -49,6 +54,13 @@ type contentBlock struct {
 
 // fromAgent derives the events of one agent line, agent.line first. It
 // runs on the bridge's tap, in the order of the agent's lines.
+//
+// agent.line is logged whole although the out entry before it holds the
+// same line (about half of a recording): resume sends the logged bytes,
+// and an event rebuilt from the out entry would not be them. The entry
+// is written outside the append lock (another event may come between it
+// and its seq), its time is the Writer's clock (ms since start, not ts),
+// and it is encoded without HTML escapes where the event is not.
 func (s *Session) fromAgent(line []byte) {
 	s.emitRaw("agent.line", append(append([]byte(`{"line":`), line...), '}'))
 	var l agentLine
@@ -85,7 +97,7 @@ func (s *Session) fromAgent(line []byte) {
 			}
 		}
 		if parent != "" {
-			s.emit("subagent.update", SubagentPayload{ToolUseID: parent, Detail: line})
+			s.emit("subagent.update", s.subagents.message(parent, line))
 		}
 		s.emit("message.done", MessageDonePayload{Message: l.Message, Text: text.String(), ParentToolUseID: parent})
 		for _, b := range m.Content {
@@ -94,10 +106,9 @@ func (s *Session) fromAgent(line []byte) {
 			}
 			s.emit("tool.call", ToolCallPayload{ToolUseID: b.ID, Name: b.Name, Input: orNull(b.Input), ParentToolUseID: parent})
 			if b.Name == "Task" || b.Name == "Agent" {
-				s.infoMu.Lock()
-				s.taskTools[b.ID] = true
-				s.infoMu.Unlock()
-				s.emit("subagent.spawn", SubagentPayload{ToolUseID: b.ID, Detail: orNull(b.Input)})
+				if kind, p := s.subagents.called(b.ID, b.Input); kind != "" {
+					s.emit(kind, p)
+				}
 			}
 		}
 	case "user":
@@ -105,6 +116,9 @@ func (s *Session) fromAgent(line []byte) {
 			Content json.RawMessage `json:"content"`
 		}
 		_ = json.Unmarshal(l.Message, &m)
+		if parent != "" {
+			s.emit("subagent.update", s.subagents.message(parent, line))
+		}
 		var blocks []contentBlock
 		if json.Unmarshal(m.Content, &blocks) != nil {
 			return
@@ -114,16 +128,8 @@ func (s *Session) fromAgent(line []byte) {
 				continue
 			}
 			s.emit("tool.result", ToolResultPayload{ToolUseID: b.ToolUseID, Content: orNull(b.Content), IsError: b.IsError, ParentToolUseID: parent})
-			s.infoMu.Lock()
-			task := s.taskTools[b.ToolUseID]
-			delete(s.taskTools, b.ToolUseID)
-			s.infoMu.Unlock()
-			if task {
-				status := "completed"
-				if b.IsError {
-					status = "failed"
-				}
-				s.emit("subagent.done", SubagentPayload{ToolUseID: b.ToolUseID, Status: status, Detail: orNull(b.Content)})
+			if kind, p := s.subagents.result(b.ToolUseID, b.IsError, b.Content); kind != "" {
+				s.emit(kind, p)
 			}
 		}
 	case "result":
@@ -165,12 +171,9 @@ func (s *Session) fromSystem(l *agentLine, line []byte) {
 		if l.PermissionMode != "" {
 			s.setModeSeen(l.PermissionMode)
 		}
-	case "task_started":
-		s.emit("subagent.spawn", SubagentPayload{ToolUseID: l.ToolUseID, TaskID: l.TaskID, Status: "started", Detail: line})
-	case "task_progress", "task_updated":
-		s.emit("subagent.update", SubagentPayload{ToolUseID: l.ToolUseID, TaskID: l.TaskID, Status: l.Status, Detail: line})
-	case "task_notification":
-		s.emit("subagent.done", SubagentPayload{ToolUseID: l.ToolUseID, TaskID: l.TaskID, Status: l.Status, Detail: line})
+	case "task_started", "task_progress", "task_updated", "task_notification":
+		kind, p := s.subagents.task(l, line)
+		s.emit(kind, p)
 	case "status":
 		if l.PermissionMode != "" {
 			s.setModeSeen(l.PermissionMode)

@@ -5,24 +5,22 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/itchyny/gojq"
+	"github.com/agentjq/agentjq/filter"
 )
 
 // jqMatcher is a subscription's filter: a jq program run on each event
 // (the session.event params); the event is sent when its first output is
-// truthy. gojq is the engine the filter package runs.
-type jqMatcher struct{ code *gojq.Code }
+// truthy. It is compiled by the filter package, so a program that works
+// with `agentjq filter` (agentlib's definitions: tool_calls, key_input,
+// in_subagent...) works here.
+type jqMatcher struct{ prog *filter.Program }
 
 func compileMatcher(src string) (*jqMatcher, error) {
-	q, err := gojq.Parse(src)
+	p, err := filter.Compile(src)
 	if err != nil {
 		return nil, err
 	}
-	code, err := gojq.Compile(q)
-	if err != nil {
-		return nil, err
-	}
-	return &jqMatcher{code: code}, nil
+	return &jqMatcher{prog: p}, nil
 }
 
 // Matches runs the program on one event, for at most 100 ms: a filter
@@ -34,8 +32,7 @@ func (m *jqMatcher) Matches(line []byte) (bool, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	it := m.code.RunWithContext(ctx, v)
-	out, ok := it.Next()
+	out, ok := m.prog.Run(ctx, v).Next()
 	if !ok {
 		return false, nil
 	}

@@ -93,6 +93,28 @@ file (a rules file, reviewable with **agentjq approve test**), never into the
 agent's settings. Pending approvals survive a client's disconnect, not a daemon
 restart (the agent's request dies with its pipe).
 
+Which calls are asked: a session with no policy (no **serve --policy**, no
+**--allowlist**, no session.create policy) has no guard, as claude has none: its
+clients are asked exactly what claude asks, and the calls claude runs unasked (a
+Read inside the workdir, an Edit under acceptEdits) run. With any policy,
+agentjq's PreToolUse guard puts every call before the policies first (a deny rule
+holds for a Read claude would run unasked), and what they leave undecided comes
+to the clients. A deny is therefore always **once**: **approval.respond** with
+decision deny and scope session or always fails **invalid_params**, since claude
+takes no deny rule from a permission answer and a rule kept by agentjq would
+miss the calls claude runs unasked in a session without the guard. A deny that
+must hold goes into a policy file. An allow with scope session passes claude's
+suggested allow rules back with destination session: claude keeps them, and
+with a policy the guard still sees every call they cover.
+
+An approval carries the session's root (**cwd**) and the call's **toolUseId**, so
+a client that judges it by policy anchors relative rules where the session's
+policies do. **agentjq attach SESSION --policy FILE** (or **--approver**,
+**--prompt**) is such a client: spawn's chain after the session's own, answering
+every approval it gets (its policies, approver, terminal, then the fail-closed
+deny) as client "agentjq attach"; it reads the event log from the start, whatever
+it prints, to follow the Bash tool's directory as spawn does.
+
 # METHODS
 `)
 	for _, m := range Methods {

@@ -10,11 +10,7 @@ import (
 	"github.com/agentjq/agentjq/jsonrpc"
 )
 
-func create(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
-	var p CreateParams
-	if err := req.DecodeParams(&p); err != nil {
-		return nil, err
-	}
+func create(ctx context.Context, c *client, p CreateParams) (any, error) {
 	s, err := c.srv.startSession(p)
 	if err != nil {
 		return nil, err
@@ -22,11 +18,7 @@ func create(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
 	return CreateResult{SessionID: s.ID, Recording: s.path}, nil
 }
 
-func list(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
-	var p Empty
-	if err := req.DecodeParams(&p); err != nil {
-		return nil, err
-	}
+func list(ctx context.Context, c *client, p Empty) (any, error) {
 	c.srv.mu.Lock()
 	var out []SessionInfo
 	seen := map[string]bool{}
@@ -56,33 +48,49 @@ func list(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
 	return ListResult{Sessions: out}, nil
 }
 
-func sessionOf(c *client, req *jsonrpc.Request, p any, id func() string) (*Session, error) {
-	if err := req.DecodeParams(p); err != nil {
-		return nil, err
+// withParams makes a handler of a method that takes params of type P:
+// decoded strictly (unknown fields fail invalid_params) before f runs.
+func withParams[P any](f func(ctx context.Context, c *client, p P) (any, error)) handlerFunc {
+	return func(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
+		var p P
+		if err := req.DecodeParams(&p); err != nil {
+			return nil, err
+		}
+		return f(ctx, c, p)
 	}
-	if id() == "" {
-		return nil, rpcErr(CodeInvalidParams, "sessionId is required", nil)
-	}
-	return c.srv.session(id())
 }
 
-func liveSession(c *client, req *jsonrpc.Request, p any, id func() string) (*Session, error) {
-	s, err := sessionOf(c, req, p, id)
-	if err != nil {
-		return nil, err
-	}
-	if s.readOnly || s.ended() {
-		return nil, rpcErr(CodeSessionEnded, "session "+s.ID+" has ended", nil)
-	}
-	return s, nil
+// sessionParams are the params of a method on one session.
+type sessionParams interface{ sessionID() string }
+
+func (p SessionRef) sessionID() string       { return p.SessionID }
+func (p SubscribeParams) sessionID() string  { return p.SessionID }
+func (p ResumeParams) sessionID() string     { return p.SessionID }
+func (p PromptParams) sessionID() string     { return p.SessionID }
+func (p SetModeParams) sessionID() string    { return p.SessionID }
+func (p CommandRunParams) sessionID() string { return p.SessionID }
+func (p BackendSetParams) sessionID() string { return p.SessionID }
+
+// onSession makes a handler of a method on the session its params name
+// (not_found when there is none); a driving method (live) fails
+// session_ended on an ended one, which stays readable.
+func onSession[P sessionParams](live bool, f func(ctx context.Context, c *client, s *Session, p P) (any, error)) handlerFunc {
+	return withParams(func(ctx context.Context, c *client, p P) (any, error) {
+		if p.sessionID() == "" {
+			return nil, rpcErr(CodeInvalidParams, "sessionId is required", nil)
+		}
+		s, err := c.srv.session(p.sessionID())
+		if err != nil {
+			return nil, err
+		}
+		if live && (s.readOnly || s.ended()) {
+			return nil, rpcErr(CodeSessionEnded, "session "+s.ID+" has ended", nil)
+		}
+		return f(ctx, c, s, p)
+	})
 }
 
-func subscribe(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
-	var p SubscribeParams
-	s, err := sessionOf(c, req, &p, func() string { return p.SessionID })
-	if err != nil {
-		return nil, err
-	}
+func subscribe(ctx context.Context, c *client, s *Session, p SubscribeParams) (any, error) {
 	after := s.lastSeq()
 	if p.AfterSeq != nil {
 		after = *p.AfterSeq
@@ -93,24 +101,14 @@ func subscribe(ctx context.Context, c *client, req *jsonrpc.Request) (any, error
 	return jsonrpc.Async(func() (any, error) { return s.subscribe(ctx, c, after, p.Kinds, p.Filter) }), nil
 }
 
-func resume(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
-	var p ResumeParams
-	s, err := sessionOf(c, req, &p, func() string { return p.SessionID })
-	if err != nil {
-		return nil, err
-	}
+func resume(ctx context.Context, c *client, s *Session, p ResumeParams) (any, error) {
 	if p.AfterSeq < 0 {
 		return nil, rpcErr(CodeInvalidParams, "afterSeq must not be negative", nil)
 	}
 	return jsonrpc.Async(func() (any, error) { return s.subscribe(ctx, c, p.AfterSeq, nil, "") }), nil
 }
 
-func unsubscribe(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
-	var p SessionRef
-	s, err := sessionOf(c, req, &p, func() string { return p.SessionID })
-	if err != nil {
-		return nil, err
-	}
+func unsubscribe(ctx context.Context, c *client, s *Session, p SessionRef) (any, error) {
 	c.mu.Lock()
 	sub := c.subs[s.ID]
 	delete(c.subs, s.ID)
@@ -122,12 +120,7 @@ func unsubscribe(ctx context.Context, c *client, req *jsonrpc.Request) (any, err
 	return Empty{}, nil
 }
 
-func prompt(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
-	var p PromptParams
-	s, err := liveSession(c, req, &p, func() string { return p.SessionID })
-	if err != nil {
-		return nil, err
-	}
+func prompt(ctx context.Context, c *client, s *Session, p PromptParams) (any, error) {
 	if (p.Text == "") == (p.Message == nil) {
 		return nil, rpcErr(CodeInvalidParams, "give text or message, not both", nil)
 	}
@@ -138,33 +131,18 @@ func prompt(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
 	return PromptResult{FirstSeq: seq}, nil
 }
 
-func interrupt(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
-	var p SessionRef
-	s, err := liveSession(c, req, &p, func() string { return p.SessionID })
-	if err != nil {
-		return nil, err
-	}
+func interrupt(ctx context.Context, c *client, s *Session, p SessionRef) (any, error) {
 	return Empty{}, s.interrupt()
 }
 
-func setMode(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
-	var p SetModeParams
-	s, err := liveSession(c, req, &p, func() string { return p.SessionID })
-	if err != nil {
-		return nil, err
-	}
+func setMode(ctx context.Context, c *client, s *Session, p SetModeParams) (any, error) {
 	if !validMode(p.Mode) {
 		return nil, rpcErr(CodeModeDenied, "unknown permission mode "+p.Mode, nil)
 	}
 	return Empty{}, s.control("set_permission_mode", map[string]any{"mode": p.Mode})
 }
 
-func compact(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
-	var p SessionRef
-	s, err := liveSession(c, req, &p, func() string { return p.SessionID })
-	if err != nil {
-		return nil, err
-	}
+func compact(ctx context.Context, c *client, s *Session, p SessionRef) (any, error) {
 	seq, err := s.turn("/compact", nil)
 	if err != nil {
 		return nil, err
@@ -172,22 +150,12 @@ func compact(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) 
 	return PromptResult{FirstSeq: seq}, nil
 }
 
-func closeSession(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
-	var p SessionRef
-	s, err := liveSession(c, req, &p, func() string { return p.SessionID })
-	if err != nil {
-		return nil, err
-	}
+func closeSession(ctx context.Context, c *client, s *Session, p SessionRef) (any, error) {
 	s.close()
 	return Empty{}, nil
 }
 
-func deleteSaved(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
-	var p SessionRef
-	s, err := sessionOf(c, req, &p, func() string { return p.SessionID })
-	if err != nil {
-		return nil, err
-	}
+func deleteSaved(ctx context.Context, c *client, s *Session, p SessionRef) (any, error) {
 	if !s.readOnly && !s.ended() {
 		return nil, rpcErr(CodeInvalidParams, "session "+s.ID+" is running; close it first", nil)
 	}
@@ -200,23 +168,13 @@ func deleteSaved(ctx context.Context, c *client, req *jsonrpc.Request) (any, err
 	return Empty{}, nil
 }
 
-func commandList(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
-	var p SessionRef
-	s, err := sessionOf(c, req, &p, func() string { return p.SessionID })
-	if err != nil {
-		return nil, err
-	}
+func commandList(ctx context.Context, c *client, s *Session, p SessionRef) (any, error) {
 	s.infoMu.Lock()
 	defer s.infoMu.Unlock()
 	return CommandListResult{Commands: append([]CommandInfo{}, s.commands...)}, nil
 }
 
-func commandRun(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
-	var p CommandRunParams
-	s, err := liveSession(c, req, &p, func() string { return p.SessionID })
-	if err != nil {
-		return nil, err
-	}
+func commandRun(ctx context.Context, c *client, s *Session, p CommandRunParams) (any, error) {
 	name := strings.TrimPrefix(p.Command, "/")
 	if name == "" || strings.ContainsAny(name, " \n") {
 		return nil, rpcErr(CodeInvalidParams, "command must be a slash command's name", nil)
@@ -232,34 +190,20 @@ func commandRun(ctx context.Context, c *client, req *jsonrpc.Request) (any, erro
 	return PromptResult{FirstSeq: seq}, nil
 }
 
-func toolList(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
-	var p SessionRef
-	s, err := sessionOf(c, req, &p, func() string { return p.SessionID })
-	if err != nil {
-		return nil, err
-	}
+func toolList(ctx context.Context, c *client, s *Session, p SessionRef) (any, error) {
 	s.infoMu.Lock()
 	defer s.infoMu.Unlock()
 	return ToolListResult{Tools: append([]string{}, s.tools...)}, nil
 }
 
-func backendSet(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
-	var p BackendSetParams
-	s, err := liveSession(c, req, &p, func() string { return p.SessionID })
-	if err != nil {
-		return nil, err
-	}
+func backendSet(ctx context.Context, c *client, s *Session, p BackendSetParams) (any, error) {
 	if p.Model == "" {
 		return nil, rpcErr(CodeInvalidParams, "model is required", nil)
 	}
 	return Empty{}, s.control("set_model", map[string]any{"model": p.Model})
 }
 
-func approvalList(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
-	var p ApprovalListParams
-	if err := req.DecodeParams(&p); err != nil {
-		return nil, err
-	}
+func approvalList(ctx context.Context, c *client, p ApprovalListParams) (any, error) {
 	out := c.srv.approvals.list(p.SessionID)
 	if out == nil {
 		out = []ApprovalInfo{}
@@ -267,11 +211,7 @@ func approvalList(ctx context.Context, c *client, req *jsonrpc.Request) (any, er
 	return ApprovalListResult{Approvals: out}, nil
 }
 
-func approvalRespond(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
-	var p RespondParams
-	if err := req.DecodeParams(&p); err != nil {
-		return nil, err
-	}
+func approvalRespond(ctx context.Context, c *client, p RespondParams) (any, error) {
 	return c.srv.approvals.respond(p.ID, c.who(), Decision{Decision: p.Decision, Scope: p.Scope, Message: p.Message, UpdatedInput: p.UpdatedInput})
 }
 
@@ -289,19 +229,11 @@ func allowlistResult(s *Server) (any, error) {
 	return AllowlistResult{Policy: s.opts.Allowlist, Allow: allow}, nil
 }
 
-func allowlistList(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
-	var p Empty
-	if err := req.DecodeParams(&p); err != nil {
-		return nil, err
-	}
+func allowlistList(ctx context.Context, c *client, p Empty) (any, error) {
 	return allowlistResult(c.srv)
 }
 
-func allowlistAdd(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
-	var p AllowlistParams
-	if err := req.DecodeParams(&p); err != nil {
-		return nil, err
-	}
+func allowlistAdd(ctx context.Context, c *client, p AllowlistParams) (any, error) {
 	if strings.TrimSpace(p.Rule) == "" {
 		return nil, rpcErr(CodeInvalidParams, "rule is required", nil)
 	}
@@ -311,11 +243,7 @@ func allowlistAdd(ctx context.Context, c *client, req *jsonrpc.Request) (any, er
 	return allowlistResult(c.srv)
 }
 
-func allowlistRemove(ctx context.Context, c *client, req *jsonrpc.Request) (any, error) {
-	var p AllowlistParams
-	if err := req.DecodeParams(&p); err != nil {
-		return nil, err
-	}
+func allowlistRemove(ctx context.Context, c *client, p AllowlistParams) (any, error) {
 	if err := c.srv.allowlistEdit(nil, []string{p.Rule}); err != nil {
 		return nil, err
 	}

@@ -99,6 +99,18 @@ func TestLiveUnattendedApproval(t *testing.T) {
 	// A deny from the queue.
 	b.must("session.prompt", PromptParams{SessionID: sid, Text: strings.Replace(bashTurn, "ran-it", "denied-it", 1)}, nil)
 	b.waitFor("second approval", 60*time.Second, func() bool { return len(b.requests) > 0 })
+	// A deny rule for the session is refused (no guard would hold it on
+	// the calls claude runs unasked); the approval stays pending.
+	for _, scope := range []string{"session", "always"} {
+		err := b.call("approval.respond", RespondParams{ID: b.requests[0].ID, Decision: "deny", Scope: scope}, nil)
+		wantCode(t, "deny scope "+scope, err, CodeInvalidParams)
+		if !strings.Contains(err.Error(), "policy file") {
+			t.Fatalf("deny scope %s: %v does not say where a deny rule goes", scope, err)
+		}
+	}
+	if b.must("approval.list", ApprovalListParams{SessionID: sid}, &l); len(l.Approvals) != 1 {
+		t.Fatalf("after the refused answers: approvals %+v", l)
+	}
 	b.must("approval.respond", RespondParams{ID: b.requests[0].ID, Decision: "deny", Message: "not now"}, &r)
 	b.waitFor("approval_denied", 10*time.Second, func() bool {
 		for _, n := range b.notes {

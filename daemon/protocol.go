@@ -237,11 +237,14 @@ type BackendSetParams struct {
 
 // ApprovalInfo is one approval asked of the clients.
 type ApprovalInfo struct {
-	ID          string            `json:"id"`
-	SessionID   string            `json:"sessionId"`
-	RequestID   string            `json:"requestId"`
-	Tool        string            `json:"tool"`
-	Input       json.RawMessage   `json:"input"`
+	ID        string          `json:"id"`
+	SessionID string          `json:"sessionId"`
+	RequestID string          `json:"requestId"`
+	Tool      string          `json:"tool"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"toolUseId,omitempty"`
+	// Cwd is the session's root, where the policies anchor relative rules.
+	Cwd         string            `json:"cwd,omitempty"`
 	KeyInput    string            `json:"keyInput,omitempty"`
 	Suggestions []json.RawMessage `json:"permissionSuggestions,omitempty"`
 	Trace       []string          `json:"trace"`
@@ -262,7 +265,7 @@ type ApprovalListResult struct {
 // result, and approval.respond's params without the id).
 type Decision struct {
 	Decision     string          `json:"decision"`        // allow | deny
-	Scope        string          `json:"scope,omitempty"` // once | session | always
+	Scope        string          `json:"scope,omitempty"` // once | session | always (allow only)
 	Message      string          `json:"message,omitempty"`
 	UpdatedInput json.RawMessage `json:"updatedInput,omitempty"`
 }
@@ -388,13 +391,13 @@ var EventKinds = []struct {
 }{
 	{"agent.line", "each raw line of the agent's stdout, for clients that want the protocol itself", AgentLinePayload{}},
 	{"turn.started", "a turn was sent to the agent (session.prompt, command.run)", TurnStartedPayload{}},
-	{"message.delta", "a text delta of a partial message (session.create partial: true)", MessageDeltaPayload{}},
+	{"message.delta", "a text delta of a partial message (session.create partial: true passes --include-partial-messages; claude streams the main agent's messages only, a subagent's arrive whole)", MessageDeltaPayload{}},
 	{"message.done", "an assistant message, whole", MessageDonePayload{}},
 	{"tool.call", "a tool_use block of an assistant message", ToolCallPayload{}},
 	{"tool.result", "a tool_result block of a user message", ToolResultPayload{}},
-	{"subagent.spawn", "a Task/Agent tool call, or a task_started system line", SubagentPayload{}},
-	{"subagent.update", "a message of a subagent (parent_tool_use_id) or task_progress", SubagentPayload{}},
-	{"subagent.done", "the result of a Task/Agent tool call, or a task_notification", SubagentPayload{}},
+	{"subagent.spawn", "a subagent started, once per subagent: its Task/Agent tool call, or a task_started line without one (status started)", SubagentPayload{}},
+	{"subagent.update", "a subagent's progress: task_started after its call (started), its messages (parent_tool_use_id; running), task_progress and task_updated (their status), a backgrounded Task's immediate tool_result (launched)", SubagentPayload{}},
+	{"subagent.done", "a subagent ended, once: task_notification for a backgrounded Task (its status), else the Task call's tool_result (completed or failed)", SubagentPayload{}},
 	{"mode.changed", "the permission mode changed (init, session.setMode)", ModeChangedPayload{}},
 	{"usage", "token usage and cost of a turn", UsagePayload{}},
 	{"error", "an error of the agent or of agentjq (a warning, a failed turn)", ErrorPayload{}},
@@ -412,7 +415,7 @@ var Methods = []Method{
 	{Name: "system.shutdown", Doc: "Close every session (staged shutdown) and exit.", Params: Empty{}, Result: Empty{}},
 	{Name: "session.create", Doc: "Start an agent session (spawn's session core), recorded to $AGENTJQ_HOME/sessions/<id>.rec.", Params: CreateParams{}, Result: CreateResult{}},
 	{Name: "session.list", Doc: "Live sessions and the recordings of ended ones.", Params: Empty{}, Result: ListResult{}},
-	{Name: "session.subscribe", Doc: "Events of a session: from the log after afterSeq (if given), then live, with no gap and no duplicate. kinds and a jq filter narrow them.", Params: SubscribeParams{}, Result: SubscribeResult{}},
+	{Name: "session.subscribe", Doc: "Events of a session: from the log after afterSeq (if given), then live, with no gap and no duplicate. kinds and a jq filter narrow them: the filter is the language of agentjq filter (agentlib included, no $ENV, no input), run on each session.event's params; an event is sent when its first output is truthy, and a program that does not compile fails invalid_params.", Params: SubscribeParams{}, Result: SubscribeResult{}},
 	{Name: "session.unsubscribe", Doc: "Stop a subscription.", Params: SessionRef{}, Result: Empty{}},
 	{Name: "session.resume", Doc: "session.subscribe from afterSeq, all kinds; the result lists the approvals still pending.", Params: ResumeParams{}, Result: SubscribeResult{}},
 	{Name: "session.prompt", Doc: "Send a user turn; returns at once with the turn's first seq (turn.started); turn.done ends it.", Params: PromptParams{}, Result: PromptResult{}},
@@ -426,7 +429,7 @@ var Methods = []Method{
 	{Name: "tool.list", Doc: "The agent's tools (from its init).", Params: SessionRef{}, Result: ToolListResult{}},
 	{Name: "backend.set", Doc: "On claude the backend is the model: set_model.", Params: BackendSetParams{}, Result: Empty{}},
 	{Name: "approval.list", Doc: "Approvals waiting for an answer.", Params: ApprovalListParams{}, Result: ApprovalListResult{}},
-	{Name: "approval.respond", Doc: "Answer an approval; the first answer wins, a later one fails approval_resolved.", Params: RespondParams{}, Result: ResolvedParams{}},
+	{Name: "approval.respond", Doc: "Answer an approval; the first answer wins, a later one fails approval_resolved. scope session or always is for an allow; a deny is once (a deny rule belongs in a policy file).", Params: RespondParams{}, Result: ResolvedParams{}},
 	{Name: "permission.allowlist.list", Doc: "The allow rules of the daemon's --allowlist policy file.", Params: Empty{}, Result: AllowlistResult{}},
 	{Name: "permission.allowlist.add", Doc: "Add an allow rule (validated like a --policy file).", Params: AllowlistParams{}, Result: AllowlistResult{}},
 	{Name: "permission.allowlist.remove", Doc: "Remove an allow rule.", Params: AllowlistParams{}, Result: AllowlistResult{}},

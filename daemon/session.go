@@ -65,7 +65,7 @@ type Session struct {
 	agentSID  string
 	tools     []string
 	commands  []CommandInfo
-	taskTools map[string]bool // tool_use ids of Task/Agent calls
+	subagents subagents
 	ownReqs   map[string]string
 	reqSeq    int
 	modeSeen  atomic.Bool
@@ -135,7 +135,7 @@ func (srv *Server) startSession(p CreateParams) (*Session, error) {
 	}
 	s := &Session{srv: srv, ID: newSessionID(), Workdir: p.Workdir, Agent: p.Agent, Model: p.Model, created: time.Now(),
 		partial: p.Partial, subs: map[*subscription]struct{}{}, chain: chain, mode: p.Mode,
-		taskTools: map[string]bool{}, ownReqs: map[string]string{}, done: make(chan struct{}), sigs: make(chan os.Signal, 4)}
+		ownReqs: map[string]string{}, done: make(chan struct{}), sigs: make(chan os.Signal, 4)}
 	s.path = srv.recordingPath(s.ID)
 	f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
@@ -381,6 +381,9 @@ type subscription struct {
 	mu   sync.Mutex
 	live bool
 	held [][]byte
+	// asked are the approvals sent (or held) on this subscription: each
+	// approval.request reaches a subscriber once.
+	asked map[string]bool
 }
 
 func (sub *subscription) wants(kind string, line []byte) bool {
@@ -401,6 +404,12 @@ func (sub *subscription) deliver(seq int64, kind string, line, msg []byte) {
 	}
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
+	sub.queue(msg)
+}
+
+// queue sends msg, or holds it while the log is replayed (a full hold
+// drops the client as a full queue does). Called under sub.mu.
+func (sub *subscription) queue(msg []byte) {
 	if !sub.live {
 		if len(sub.held) >= cap(sub.c.out) {
 			sub.c.overflow()
@@ -412,6 +421,18 @@ func (sub *subscription) deliver(seq int64, kind string, line, msg []byte) {
 	sub.c.send(msg)
 }
 
+// ask sends an approval.request in the order of the session's events:
+// held with them while the log is replayed. Never waits.
+func (sub *subscription) ask(id string, msg []byte) {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	if sub.asked[id] {
+		return
+	}
+	sub.asked[id] = true
+	sub.queue(msg)
+}
+
 func (s *Session) unsubscribe(sub *subscription) {
 	s.mu.Lock()
 	delete(s.subs, sub)
@@ -421,7 +442,7 @@ func (s *Session) unsubscribe(sub *subscription) {
 // subscribe registers c at the current seq, then replays the log from
 // afterSeq up to that seq and turns live: no gap, no duplicate.
 func (s *Session) subscribe(ctx context.Context, c *client, afterSeq int64, kinds []string, jq string) (SubscribeResult, error) {
-	sub := &subscription{sess: s, c: c}
+	sub := &subscription{sess: s, c: c, asked: map[string]bool{}}
 	if len(kinds) > 0 {
 		sub.kinds = map[string]bool{}
 		for _, k := range kinds {
@@ -482,13 +503,16 @@ func (s *Session) subscribe(ctx context.Context, c *client, afterSeq int64, kind
 	}
 	sub.held = nil
 	sub.live = true
-	sub.mu.Unlock()
-	pending := s.srv.approvals.list(s.ID)
 	// A pending approval outlives the connection that carried it: a
-	// subscriber gets it again, with the same id.
+	// subscriber gets it again, with the same id, after the events.
+	pending := s.srv.approvals.list(s.ID)
 	for _, a := range pending {
-		_ = c.conn.SendRequest(ctx, jsonrpc.StringID(a.ID), "approval.request", a)
+		if !sub.asked[a.ID] {
+			sub.asked[a.ID] = true
+			c.send(approvalRequest(a))
+		}
 	}
+	sub.mu.Unlock()
 	if pending == nil {
 		pending = []ApprovalInfo{}
 	}

@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -171,4 +172,34 @@ func haltOf(err error) (*gojq.HaltError, bool) {
 		return h, true
 	}
 	return nil, false
+}
+
+// Program is a filter compiled for a caller that runs it on values of its
+// own rather than on a stream (the daemon's subscription filters): the
+// same language as `agentjq filter` (agentlib, the jq 1.6 builtins gojq
+// dropped), no variables but $ARGS, an empty environment ($ENV is {}:
+// the caller's environment is not the program author's to read), and no
+// stream: input and inputs do not compile, input_filename and
+// input_line_number are null, debug and stderr pass their value on unshown.
+type Program struct{ p *program }
+
+// Compile compiles src as `agentjq filter` does; a failure is the same
+// *Error filter reports (exit status ExitCompile, the caret under the fault).
+func Compile(src string) (*Program, error) {
+	o := &Options{}
+	args := map[string]any{"positional": []any{}, "named": map[string]any{}}
+	nothing := func() any { return nil }
+	p, err := compileProgram(o, src, nil, []any{args}, hooks{
+		debug: func(any) {}, stderr: func(any) {}, filename: nothing, lineNum: nothing,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Program{p: p}, nil
+}
+
+// Run runs the program on one value (a decoded JSON value: maps, slices,
+// float64 or json.Number, strings, bools, nil) until ctx ends.
+func (p *Program) Run(ctx context.Context, v any) gojq.Iter {
+	return p.p.code.RunWithContext(ctx, v, p.p.values...)
 }

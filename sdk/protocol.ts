@@ -30,6 +30,7 @@ export interface ApprovalEventPayload {
 
 export interface ApprovalInfo {
   created: string;
+  cwd?: string;
   id: string;
   input: unknown;
   keyInput?: string;
@@ -37,6 +38,7 @@ export interface ApprovalInfo {
   requestId: string;
   sessionId: string;
   tool: string;
+  toolUseId?: string;
   trace: string[];
 }
 
@@ -284,7 +286,7 @@ export interface UsagePayload {
 export interface ClientMethods {
   /** Approvals waiting for an answer. */
   "approval.list": { params: ApprovalListParams; result: ApprovalListResult };
-  /** Answer an approval; the first answer wins, a later one fails approval_resolved. */
+  /** Answer an approval; the first answer wins, a later one fails approval_resolved. scope session or always is for an allow; a deny is once (a deny rule belongs in a policy file). */
   "approval.respond": { params: RespondParams; result: ResolvedParams };
   /** On claude the backend is the model: set_model. */
   "backend.set": { params: BackendSetParams; result: Empty };
@@ -316,7 +318,7 @@ export interface ClientMethods {
   "session.resume": { params: ResumeParams; result: SubscribeResult };
   /** set_permission_mode: default, acceptEdits, plan, bypassPermissions, dontAsk. */
   "session.setMode": { params: SetModeParams; result: Empty };
-  /** Events of a session: from the log after afterSeq (if given), then live, with no gap and no duplicate. kinds and a jq filter narrow them. */
+  /** Events of a session: from the log after afterSeq (if given), then live, with no gap and no duplicate. kinds and a jq filter narrow them: the filter is the language of agentjq filter (agentlib included, no $ENV, no input), run on each session.event's params; an event is sent when its first output is truthy, and a program that does not compile fails invalid_params. */
   "session.subscribe": { params: SubscribeParams; result: SubscribeResult };
   /** Stop a subscription. */
   "session.unsubscribe": { params: SessionRef; result: Empty };
@@ -357,7 +359,7 @@ export interface EventPayloads {
   "approval.resolved": ApprovalEventPayload;
   /** an error of the agent or of agentjq (a warning, a failed turn) */
   "error": ErrorPayload;
-  /** a text delta of a partial message (session.create partial: true) */
+  /** a text delta of a partial message (session.create partial: true passes --include-partial-messages; claude streams the main agent's messages only, a subagent's arrive whole) */
   "message.delta": MessageDeltaPayload;
   /** an assistant message, whole */
   "message.done": MessageDonePayload;
@@ -365,11 +367,11 @@ export interface EventPayloads {
   "mode.changed": ModeChangedPayload;
   /** the agent's process ended; the session can be read, not driven */
   "session.ended": SessionEndedPayload;
-  /** the result of a Task/Agent tool call, or a task_notification */
+  /** a subagent ended, once: task_notification for a backgrounded Task (its status), else the Task call's tool_result (completed or failed) */
   "subagent.done": SubagentPayload;
-  /** a Task/Agent tool call, or a task_started system line */
+  /** a subagent started, once per subagent: its Task/Agent tool call, or a task_started line without one (status started) */
   "subagent.spawn": SubagentPayload;
-  /** a message of a subagent (parent_tool_use_id) or task_progress */
+  /** a subagent's progress: task_started after its call (started), its messages (parent_tool_use_id; running), task_progress and task_updated (their status), a backgrounded Task's immediate tool_result (launched) */
   "subagent.update": SubagentPayload;
   /** a tool_use block of an assistant message */
   "tool.call": ToolCallPayload;
