@@ -167,6 +167,11 @@ type walker struct {
 	src   string // the source the current nodes' positions refer to
 	depth int
 	parts []shPart
+	// stdin is the script a shell run by the current simple command reads
+	// from its standard input, when that is a literal here-document or
+	// here-string; nil when it is anything else (a pipe, a file, the
+	// agent's stdin), which makes such a shell's script unknown.
+	stdin *shWord
 }
 
 func (w *walker) unknown(n syntax.Node, reason string) {
@@ -224,7 +229,13 @@ func (w *walker) stmt(s *syntax.Stmt, at dirSet) flow {
 	if s.Cmd == nil {
 		return same(at)
 	}
+	saved := w.stdin
+	w.stdin = nil
+	if _, ok := s.Cmd.(*syntax.CallExpr); ok {
+		w.stdin = literalStdin(s.Redirs)
+	}
 	f := w.command(s.Cmd, at)
+	w.stdin = saved
 	if s.Background {
 		return same(at) // a background job runs in a subshell
 	}
@@ -1087,13 +1098,27 @@ func (w *walker) spawned(words []shWord, src string, at dirSet) (moved bool) {
 	}
 	switch {
 	case shells[base]:
+		// A shell with no script operand and no -c (or with "-") reads
+		// its script from stdin: judged as a script when that is a
+		// literal here-document or here-string, unknown otherwise.
+		fromStdin := func() {
+			if w.stdin == nil {
+				unknown("a shell reading its script from stdin")
+				return
+			}
+			script(*w.stdin)
+		}
 		for i := 1; i < len(words); i++ {
 			t := words[i]
 			if t.uncertain() {
 				unknown("shell options chosen at run time")
 				return false
 			}
-			if !strings.HasPrefix(t.text, "-") || t.text == "-" {
+			if t.text == "-" {
+				fromStdin()
+				return false
+			}
+			if !strings.HasPrefix(t.text, "-") {
 				return false // a script file: the rule must name it
 			}
 			if strings.HasPrefix(t.text, "--") {
@@ -1115,6 +1140,7 @@ func (w *walker) spawned(words []shWord, src string, at dirSet) (moved bool) {
 				return false
 			}
 		}
+		fromStdin()
 	case base == "eval":
 		script(joinWords(words[1:]))
 		return moved
@@ -1141,6 +1167,9 @@ func (w *walker) nested(words []shWord, src string, at dirSet) {
 	if len(words) == 0 {
 		return
 	}
+	saved := w.stdin
+	w.stdin = nil // the program's stdin, not the command line's
+	defer func() { w.stdin = saved }()
 	u := unwrap(words)
 	if u.reason != "" {
 		w.parts = append(w.parts, shPart{unknown: true, reason: u.reason, src: src})
@@ -1172,4 +1201,79 @@ func joinWords(ws []shWord) shWord {
 		b.WriteString(w.text)
 	}
 	return shWord{text: b.String()}
+}
+
+// literalStdin returns the text a command reads on its standard input when
+// the last redirection of it is a here-document or here-string whose text
+// is known; nil otherwise.
+func literalStdin(redirs []*syntax.Redirect) *shWord {
+	var in *shWord
+	for _, r := range redirs {
+		if r.N != nil && r.N.Value != "0" {
+			continue
+		}
+		switch r.Op {
+		case syntax.Hdoc, syntax.DashHdoc:
+			t, ok := hdocText(r)
+			if !ok {
+				return nil
+			}
+			in = &shWord{text: t}
+		case syntax.WordHdoc:
+			v := wordOf(r.Word)
+			if v.uncertain() {
+				return nil
+			}
+			in = &shWord{text: v.text + "\n"}
+		case syntax.RdrIn, syntax.RdrInOut, syntax.DplIn:
+			in = nil
+		}
+	}
+	return in
+}
+
+// hdocText is a here-document's text as the shell reading it gets it: a
+// quoted delimiter keeps it as written; otherwise only \$, \`, \\ and
+// \newline are escapes (a \" stays two characters), and any expansion
+// makes the text unknown.
+func hdocText(r *syntax.Redirect) (string, bool) {
+	if r.Hdoc == nil {
+		return "", true
+	}
+	quoted := r.Word != nil && len(r.Word.Parts) > 0
+	if quoted {
+		quoted = false
+		for _, p := range r.Word.Parts {
+			switch p := p.(type) {
+			case *syntax.SglQuoted, *syntax.DblQuoted:
+				quoted = true
+			case *syntax.Lit:
+				if strings.Contains(p.Value, `\`) {
+					quoted = true
+				}
+			}
+		}
+	}
+	var b strings.Builder
+	for _, p := range r.Hdoc.Parts {
+		l, ok := p.(*syntax.Lit)
+		if !ok {
+			return "", false
+		}
+		if quoted {
+			b.WriteString(l.Value)
+			continue
+		}
+		s := l.Value
+		for i := 0; i < len(s); i++ {
+			if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\\\n", s[i+1]) >= 0 {
+				i++
+				if s[i] == '\n' {
+					continue
+				}
+			}
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String(), true
 }
