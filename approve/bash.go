@@ -44,6 +44,10 @@ type shForm struct {
 type shPart struct {
 	// forms[0] is the full command; the last is the innermost command.
 	forms []shForm
+	// seen are the commands a runner such as `uv run` runs: deny and ask
+	// rules see them, but an allow of the runner's own form is enough
+	// (Bash(uv run pytest:*) allows uv run pytest).
+	seen []shForm
 	// unknown: a part whose effect cannot be known. No specific rule can
 	// allow it; every deny rule might match it. reason says why.
 	unknown bool
@@ -858,7 +862,7 @@ func (w *walker) call(c *syntax.CallExpr, at dirSet) flow {
 	}
 	forms = append(forms, u.forms...)
 	inner := forms[len(forms)-1].words
-	part := shPart{forms: forms, src: text}
+	part := shPart{forms: forms, seen: u.seen, src: text}
 	innerAt := at
 	if u.chdir {
 		innerAt = dirSet{unknown: true}
@@ -1175,7 +1179,7 @@ func (w *walker) nested(words []shWord, src string, at dirSet) {
 		w.parts = append(w.parts, shPart{unknown: true, reason: u.reason, src: src})
 		return
 	}
-	w.parts = append(w.parts, shPart{forms: u.forms, src: src})
+	w.parts = append(w.parts, shPart{forms: u.forms, seen: u.seen, src: src})
 	for _, t := range u.writes {
 		w.parts = append(w.parts, shPart{write: true, writePath: t, dirs: at, src: src})
 	}

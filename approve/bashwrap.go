@@ -30,6 +30,11 @@ type wrapperSpec struct {
 	guarded bool // sudo, doas: a form that needs its own allow
 	// digitOpt: -N is an option (nice -10).
 	digitOpt bool
+	// writeOperand: the first operand is a file the wrapper writes
+	// (logsave FILE cmd).
+	writeOperand bool
+	// optsAfter: options may also follow the operands (setarch ARCH -R).
+	optsAfter bool
 }
 
 func opts(kinds ...string) map[string]byte {
@@ -72,7 +77,62 @@ var wrappers = map[string]wrapperSpec{
 		"w:-o --output",
 		"G:-E -u --env --user",
 		"u:-p --attach")},
-	"watch": {}, // read by watchCommand
+	"watch":       {}, // read by watchCommand
+	"setarch":     {operands: 1, optsAfter: true, opts: opts("n:-v -R -F -Z -L -X -B -I -S -T -3 --verbose --addr-no-randomize --fdpic-funcptrs --mmap-page-zero --addr-compat-layout --read-implies-exec --32bit --short-inode --whole-seconds --sticky-timeouts --3gb --4gb --uname-2.6")},
+	"linux32":     {opts: opts("n:-v -R -F -Z -L -X -B -I -S -T -3 --verbose --addr-no-randomize --3gb --4gb --uname-2.6")},
+	"linux64":     {opts: opts("n:-v -R -F -Z -L -X -B -I -S -T -3 --verbose --addr-no-randomize --3gb --4gb --uname-2.6")},
+	"chronic":     {opts: opts("n:-e -v")},
+	"ifne":        {opts: opts("n:-n")},
+	"logsave":     {writeOperand: true, opts: opts("n:-a -s -v")},
+	"systemd-cat": {opts: opts("v:-t -p --identifier --priority --stderr-priority --level-prefix")},
+	"caffeinate":  {opts: opts("n:-d -i -m -s -u", "v:-t", "u:-w")},
+	"trickle":     {opts: opts("n:-s -v", "v:-d -u -w -t -l -n")},
+}
+
+// subRunners run the command after a subcommand (uv run pytest): the
+// runner's own form is what an allow must match, and deny and ask rules
+// see the command it runs too. An option before that command (or a
+// command that runs others in turn) is read as any command at all for
+// deny and ask rules.
+var subRunners = map[string]string{
+	"uv": "run", "poetry": "run", "pipenv": "run", "pdm": "run", "hatch": "run", "rye": "run",
+	"bundle": "exec", "pnpm": "exec", "npm": "exec", "yarn": "exec", "conda": "run", "mamba": "run",
+	"mise": "exec", "asdf": "exec", "rtx": "exec", "pixi": "run", "devbox": "run",
+	"flatpak-spawn": "", "bunx": "", "npx": "", "pnpx": "",
+}
+
+// runsOthers reports whether a command seen through a runner runs other
+// commands in turn (a shell, a wrapper), which only the walker follows.
+func runsOthers(name string) bool {
+	base := systemBin(name)
+	if base == "" {
+		return false
+	}
+	_, wrap := wrappers[base]
+	_, sub := subRunners[base]
+	return wrap || sub || shells[base] || opaqueRunners[base] || base == "eval" || base == "xargs" || base == "find" || base == "flock"
+}
+
+// runnerSeen returns what a subcommand runner runs, for deny and ask
+// rules; nil when words is no such runner.
+func runnerSeen(words []shWord) []shForm {
+	name := systemBin(cmdName(words[0]))
+	sub, ok := subRunners[name]
+	if !ok {
+		return nil
+	}
+	anything := []shForm{{words: []shWord{{dyn: true}}}}
+	i := 1
+	if sub != "" {
+		if len(words) < 2 || words[1].uncertain() || words[1].text != sub {
+			return nil
+		}
+		i = 2
+	}
+	if i >= len(words) || words[i].uncertain() || strings.HasPrefix(words[i].text, "-") || runsOthers(words[i].text) {
+		return anything
+	}
+	return []shForm{{words: words[i:]}}
 }
 
 // opaqueRunners run a command in a way agentjq does not read (another
@@ -87,11 +147,23 @@ var opaqueRunners = map[string]bool{
 	"cpulimit": true, "cgexec": true, "daemonize": true, "start-stop-daemon": true, "run-parts": true,
 	"sem": true, "entr": true, "rlwrap": true, "expect": true, "chpst": true, "nq": true, "sudoedit": true,
 	"dtach": true, "screen": true, "tmux": true, "byobu": true, "nocache": true, "eatmydata": true,
+	"perf": true, "direnv": true, "hyperfine": true, "pee": true, "nix-shell": true, "vim": true, "vi": true, "nvim": true,
+	"ex": true, "view": true, "vimdiff": true, "emacs": true, "emacsclient": true, "i386": true, "x86_64": true,
+	"uname26": true, "qemu-x86_64": true, "qemu-aarch64": true, "systemd-inhibit": true, "schroot": true,
+	"lxc-attach": true, "machinectl": true, "capsh": true, "setcap": true, "chronyc": false,
+}
+
+// loaderName reports a dynamic loader run as a program (ld-linux.so.2
+// PROG runs PROG), wherever it lives.
+func loaderName(name string) bool {
+	b := path.Base(name)
+	return strings.HasPrefix(b, "ld-") && strings.Contains(b, ".so") || b == "ld.so"
 }
 
 // unwrapped is a command read through its wrappers.
 type unwrapped struct {
 	forms  []shForm
+	seen   []shForm // what a subcommand runner runs (runnerSeen)
 	writes []shWord // files the wrappers and the inner command write
 	chdir  bool     // a wrapper moves the inner command elsewhere
 	reason string   // unknown
@@ -103,6 +175,10 @@ func unwrap(words []shWord) unwrapped {
 	u := unwrapped{forms: []shForm{{words: words}}}
 	for range 16 {
 		name := systemBin(cmdName(words[0]))
+		if loaderName(cmdName(words[0])) {
+			u.reason = "a dynamic loader runs a program agentjq does not follow"
+			return u
+		}
 		if opaqueRunners[name] {
 			u.reason = name + " runs a command agentjq does not follow"
 			return u
@@ -130,6 +206,7 @@ func unwrap(words []shWord) unwrapped {
 		u.forms = append(u.forms, shForm{words: inner})
 		words = inner
 	}
+	u.seen = runnerSeen(words)
 	w, reason := commandWrites(words)
 	if reason != "" {
 		u.reason = reason
@@ -265,6 +342,23 @@ func (spec wrapperSpec) read(name string, words []shWord) ([]shWord, wrapStep) {
 		if i >= len(words) || words[i].uncertain() {
 			return fail("an operand chosen at run time")
 		}
+		i++
+	}
+	if spec.optsAfter && i < len(words) && (words[i].uncertain() || strings.HasPrefix(words[i].text, "-")) {
+		// setarch ARCH -R cmd: options may follow the operand.
+		rest := spec
+		rest.operands, rest.optsAfter = 0, false
+		inner, more := rest.read(name, append([]shWord{words[0]}, words[i:]...))
+		more.writes = append(st.writes, more.writes...)
+		more.guarded = more.guarded || st.guarded
+		more.chdir = more.chdir || st.chdir
+		return inner, more
+	}
+	if spec.writeOperand {
+		if i >= len(words) {
+			return fail("no file operand")
+		}
+		st.writes = append(st.writes, words[i])
 		i++
 	}
 	if i >= len(words) {

@@ -79,6 +79,7 @@ type unit struct {
 	text string // for messages
 
 	bash        []shForm
+	bashSeen    []shForm // what a runner runs: deny and ask rules see it
 	bashUnknown bool
 
 	target *target
@@ -123,7 +124,7 @@ func (r *rule) matches(u *unit, mode matchMode) bool {
 			return mode == conservative
 		}
 		if mode == conservative {
-			for _, f := range u.bash {
+			for _, f := range append(u.bash[:len(u.bash):len(u.bash)], u.bashSeen...) {
 				if r.bash.match(f.words, conservative) {
 					return true
 				}
@@ -367,7 +368,7 @@ func bashUnitsAt(cmd, anchor string, shell []string, home string) []*unit {
 			}
 			units = append(units, &unit{tool: "Bash", bashUnknown: true, text: text})
 		default:
-			units = append(units, &unit{tool: "Bash", bash: p.forms, inert: p.inert, text: p.src})
+			units = append(units, &unit{tool: "Bash", bash: p.forms, bashSeen: p.seen, inert: p.inert, text: p.src})
 		}
 	}
 	if len(a.parts) == 0 {
