@@ -48,6 +48,9 @@ type shPart struct {
 	// rules see them, but an allow of the runner's own form is enough
 	// (Bash(uv run pytest:*) allows uv run pytest).
 	seen []shForm
+	// code: the command runs code agentjq does not read (inlineCode):
+	// deny and ask rules match it, an allow of its words still allows.
+	code string
 	// unknown: a part whose effect cannot be known. No specific rule can
 	// allow it; every deny rule might match it. reason says why.
 	unknown bool
@@ -862,7 +865,7 @@ func (w *walker) call(c *syntax.CallExpr, at dirSet) flow {
 	}
 	forms = append(forms, u.forms...)
 	inner := forms[len(forms)-1].words
-	part := shPart{forms: forms, seen: u.seen, src: text}
+	part := shPart{forms: forms, seen: u.seen, code: u.code, src: text}
 	innerAt := at
 	if u.chdir {
 		innerAt = dirSet{unknown: true}
@@ -1179,7 +1182,7 @@ func (w *walker) nested(words []shWord, src string, at dirSet) {
 		w.parts = append(w.parts, shPart{unknown: true, reason: u.reason, src: src})
 		return
 	}
-	w.parts = append(w.parts, shPart{forms: u.forms, seen: u.seen, src: src})
+	w.parts = append(w.parts, shPart{forms: u.forms, seen: u.seen, code: u.code, src: src})
 	for _, t := range u.writes {
 		w.parts = append(w.parts, shPart{write: true, writePath: t, dirs: at, src: src})
 	}

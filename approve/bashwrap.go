@@ -164,6 +164,7 @@ func loaderName(name string) bool {
 type unwrapped struct {
 	forms  []shForm
 	seen   []shForm // what a subcommand runner runs (runnerSeen)
+	code   string   // why the command runs code agentjq does not read
 	writes []shWord // files the wrappers and the inner command write
 	chdir  bool     // a wrapper moves the inner command elsewhere
 	reason string   // unknown
@@ -207,6 +208,7 @@ func unwrap(words []shWord) unwrapped {
 		words = inner
 	}
 	u.seen = runnerSeen(words)
+	u.code = inlineCode(words)
 	w, reason := commandWrites(words)
 	if reason != "" {
 		u.reason = reason

@@ -81,6 +81,7 @@ type unit struct {
 	bash        []shForm
 	bashSeen    []shForm // what a runner runs: deny and ask rules see it
 	bashUnknown bool
+	bashCode    bool // runs code agentjq does not read: deny and ask rules match
 
 	target *target
 
@@ -120,7 +121,7 @@ func (r *rule) matches(u *unit, mode matchMode) bool {
 	}
 	switch {
 	case r.bash != nil:
-		if u.bashUnknown {
+		if u.bashUnknown || u.bashCode && mode == conservative {
 			return mode == conservative
 		}
 		if mode == conservative {
@@ -368,7 +369,11 @@ func bashUnitsAt(cmd, anchor string, shell []string, home string) []*unit {
 			}
 			units = append(units, &unit{tool: "Bash", bashUnknown: true, text: text})
 		default:
-			units = append(units, &unit{tool: "Bash", bash: p.forms, bashSeen: p.seen, inert: p.inert, text: p.src})
+			text := p.src
+			if p.code != "" {
+				text += " (" + p.code + ")"
+			}
+			units = append(units, &unit{tool: "Bash", bash: p.forms, bashSeen: p.seen, bashCode: p.code != "", inert: p.inert, text: text})
 		}
 	}
 	if len(a.parts) == 0 {
@@ -406,7 +411,7 @@ func (rs *RuleSet) evaluateAt(req *Request, shell []string) ruleOutcome {
 		for _, u := range units {
 			for _, r := range list {
 				if r.matches(u, conservative) {
-					return ruleOutcome{behavior: r.behavior, rule: r, unit: u.text, uncertain: u.bashUnknown || u.target != nil && u.target.unknown}
+					return ruleOutcome{behavior: r.behavior, rule: r, unit: u.text, uncertain: u.bashUnknown || u.bashCode || u.target != nil && u.target.unknown}
 				}
 			}
 		}
