@@ -210,6 +210,9 @@ func unwrap(words []shWord) unwrapped {
 	u.seen = runnerSeen(words)
 	u.code = inlineCode(words)
 	w, reason := commandWrites(words)
+	if reason == "" {
+		reason = runsPrograms(words)
+	}
 	if reason != "" {
 		u.reason = reason
 	}
@@ -637,7 +640,17 @@ func commandWrites(words []shWord) ([]shWord, string) {
 	}
 	generic := optValue("", append(long, "--output-file", "--outfile", "--out-file", "--out", "--log-file", "--logfile", "-out", "--output-directory", "--outdir", "--out-dir", "--target-dir")...)
 	if shortOutput[name] {
-		generic = append(generic, optValue("o")...)
+		// -o FILE, -oFILE, -o=FILE; these programs do not bundle
+		// single-letter options (gcc -fno-omit-frame-pointer is no -o).
+		for i, a := range args {
+			switch {
+			case a.uncertain():
+			case a.text == "-o" && i+1 < len(args):
+				generic = append(generic, args[i+1])
+			case strings.HasPrefix(a.text, "-o") && len(a.text) > 2:
+				generic = append(generic, shWord{text: strings.TrimPrefix(a.text[2:], "=")})
+			}
+		}
 	}
 	out, reason := namedWrites(name, args, operands, optValue)
 	return append(out, generic...), reason
@@ -649,7 +662,7 @@ var formatOutput = map[string]bool{"kubectl": true, "aws": true, "gcloud": true,
 
 // shortOutput are programs whose -o names the file they write.
 var shortOutput = map[string]bool{
-	"go": true, "gcc": true, "g++": true, "cc": true, "c++": true, "clang": true, "clang++": true, "ld": true,
+	"gcc": true, "g++": true, "cc": true, "c++": true, "clang": true, "clang++": true, "ld": true,
 	"rustc": true, "pandoc": true, "gofmt": false, "javac": false, "nasm": true, "as": true, "zig": true,
 	"tcc": true, "musl-gcc": true, "gfortran": true, "swiftc": true, "ghc": true, "ocamlopt": true,
 	"protoc": false, "esbuild": false, "upx": true, "strip": true, "objcopy": false, "cpp": true,
@@ -696,7 +709,70 @@ func namedWrites(name string, args []shWord, operands func(string) []shWord, opt
 			out = append(out, sources...)
 		}
 		return out, ""
-	case "rsync", "tar", "unzip", "patch", "cpio", "7z", "7za", "bsdtar", "ar", "gunzip", "unxz", "bunzip2", "zstd":
+	case "tar", "bsdtar":
+		if tarLists(args) {
+			return nil, ""
+		}
+		return nil, name + " writes files it does not name on the command line"
+	case "go":
+		// go's flags take one dash or two, with = or a separate value.
+		var out []shWord
+		for i, a := range args {
+			if a.uncertain() {
+				continue
+			}
+			t := strings.TrimPrefix(strings.TrimPrefix(a.text, "-"), "-")
+			if !strings.HasPrefix(a.text, "-") {
+				continue
+			}
+			flag, val, hasVal := strings.Cut(t, "=")
+			switch flag {
+			case "o", "coverprofile", "cpuprofile", "memprofile", "blockprofile", "mutexprofile", "trace", "outputdir", "modfile", "fuzzcachedir":
+				if hasVal {
+					out = append(out, shWord{text: val})
+				} else if i+1 < len(args) {
+					out = append(out, args[i+1])
+				}
+			}
+		}
+		return out, ""
+	case "uniq", "xxd":
+		// uniq IN OUT, xxd [-r] IN OUT: the second operand is written.
+		ops := operands("fsw" + map[string]string{"xxd": "cglo", "uniq": ""}[name])
+		if len(ops) > 1 {
+			return ops[1:2], ""
+		}
+		return nil, ""
+	case "shuf", "iconv", "sdiff":
+		return optValue("o", "--output"), ""
+	case "sponge":
+		return operands(""), ""
+	case "gzip", "bzip2", "xz", "lzma", "lz4", "compress", "pigz", "zstd", "brotli", "gunzip", "unxz", "bunzip2", "unlzma", "unzstd":
+		for _, a := range args {
+			if !a.uncertain() && (a.text == "-c" || a.text == "--stdout" || a.text == "-t" || a.text == "--test" || a.text == "-l" || a.text == "--list" ||
+				strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "--") && strings.ContainsAny(a.text, "ctl")) {
+				return nil, ""
+			}
+		}
+		// In place: the file goes away and its (de)compressed twin appears.
+		var out []shWord
+		for _, o := range operands("S") {
+			out = append(out, o)
+			if !o.uncertain() {
+				out = append(out, shWord{text: o.text + ".z"})
+				if i := strings.LastIndexByte(o.text, '.'); i > strings.LastIndexByte(o.text, '/')+1 {
+					out = append(out, shWord{text: o.text[:i]})
+				}
+			}
+		}
+		return out, ""
+	case "zip":
+		ops := operands("bnt")
+		if len(ops) > 0 {
+			return ops[:1], ""
+		}
+		return nil, ""
+	case "rsync", "unzip", "patch", "cpio", "7z", "7za", "ar":
 		return nil, name + " writes files it does not name on the command line"
 	case "touch", "mkdir", "rmdir", "rm", "truncate", "shred", "unlink", "mkfifo", "mknod":
 		return operands("rdstm"), ""
@@ -820,4 +896,37 @@ func gitConfigWrites(args []shWord) []shWord {
 		}
 	}
 	return []shWord{{text: ".git/config"}}
+}
+
+// tarLists reports a tar command that only lists an archive (-t, --list)
+// with no option that runs a program or writes.
+func tarLists(args []shWord) bool {
+	list := false
+	for i, a := range args {
+		if a.uncertain() {
+			return false
+		}
+		t := a.text
+		switch {
+		case t == "--list":
+			list = true
+		case strings.HasPrefix(t, "--"):
+			switch opt, _, _ := strings.Cut(t, "="); opt {
+			case "--file", "--verbose", "--gzip", "--bzip2", "--xz", "--zstd", "--auto-compress", "--wildcards", "--no-wildcards", "--numeric-owner", "--utc", "--full-time", "--quiet":
+			default:
+				return false // --to-command, --checkpoint-action, --use-compress-program...
+			}
+		case strings.HasPrefix(t, "-") || i == 0:
+			for _, c := range strings.TrimPrefix(t, "-") {
+				switch c {
+				case 't':
+					list = true
+				case 'v', 'f', 'z', 'j', 'J', 'a':
+				default:
+					return false
+				}
+			}
+		}
+	}
+	return list
 }
