@@ -94,8 +94,12 @@ type unit struct {
 	specKnown bool
 
 	bashWrite bool // a file a Bash command writes
-	bareBash  bool // the Bash call as a whole: only bare Bash rules
-	inert     bool // a Bash part that needs no allow (cd, set -e)
+	// recursive: the tool reads every file below the target (Grep of a
+	// directory), so a deny of any of them is a deny of the call.
+	recursive bool
+	below     map[string]*belowList // the files below each directory read, listed once
+	bareBash  bool                  // the Bash call as a whole: only bare Bash rules
+	inert     bool                  // a Bash part that needs no allow (cd, set -e)
 }
 
 // matches reports whether r matches u. conservative mode (deny, ask) takes
@@ -139,6 +143,9 @@ func (r *rule) matches(u *unit, mode matchMode) bool {
 		}
 		for _, rd := range u.target.readings {
 			m := r.path.matchReading(rd)
+			if mode == conservative && u.recursive && u.readsBelow(r.path, rd) {
+				return true
+			}
 			if mode == conservative && m {
 				return true
 			}
@@ -217,6 +224,7 @@ func (rs *RuleSet) units(req *Request, shell []string) ([]*unit, toolInput) {
 		default:
 			t = resolveIn(p, shell, req.Cwd, rs.home)
 			u.text = tool + " " + p
+			u.recursive = tool == "Grep"
 		}
 		u.target = &t
 	case tool == "WebFetch":
