@@ -26,6 +26,7 @@ import (
 //	== CLASS                 the class the rows below attack
 //	policy JSON              the rules file for the rows below
 //	policy jq PROGRAM        a jq policy instead
+//	also jq PROGRAM          a jq policy besides the rules file, for the rows below
 //	after COMMAND            a Bash call decided before the next row (repeatable)
 //	deny|allow TOOL INPUT    a row: INPUT is the command for Bash, JSON otherwise;
 //	                         TOOL "Bash:json" takes the Bash input as JSON
@@ -38,6 +39,7 @@ type attackRow struct {
 	class  string
 	policy string
 	jq     bool
+	alsoJQ string
 	before []string
 	tool   string
 	input  string
@@ -51,7 +53,7 @@ func readAttackCorpus(t *testing.T, name string) []attackRow {
 		t.Fatal(err)
 	}
 	var rows []attackRow
-	var class, policy string
+	var class, policy, alsoJQ string
 	var jq bool
 	var before []string
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -65,8 +67,10 @@ func readAttackCorpus(t *testing.T, name string) []attackRow {
 		switch verb {
 		case "==":
 			class = rest
+		case "also":
+			alsoJQ, _ = strings.CutPrefix(rest, "jq ")
 		case "policy":
-			policy, jq = rest, false
+			policy, jq, alsoJQ = rest, false, ""
 			if p, ok := strings.CutPrefix(rest, "jq "); ok {
 				policy, jq = p, true
 			}
@@ -87,7 +91,7 @@ func readAttackCorpus(t *testing.T, name string) []attackRow {
 			if policy == "" || class == "" {
 				t.Fatalf("%s:%d: a row before its class and policy", name, n)
 			}
-			rows = append(rows, attackRow{line: n, class: class, policy: policy, jq: jq, before: before, tool: tool, input: input, want: verb})
+			rows = append(rows, attackRow{line: n, class: class, policy: policy, jq: jq, alsoJQ: alsoJQ, before: before, tool: tool, input: input, want: verb})
 			before = nil
 		default:
 			t.Fatalf("%s:%d: unknown line %q", name, n, verb)
@@ -140,7 +144,15 @@ func TestAttackCorpus(t *testing.T) {
 		if err := os.WriteFile(name, []byte(row.policy), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		c, err := NewChain(ChainOptions{Policies: []string{name}, Cwd: project, Home: home})
+		policies := []string{name}
+		if row.alsoJQ != "" {
+			also := filepath.Join(dir, "also.jq")
+			if err := os.WriteFile(also, []byte(row.alsoJQ), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			policies = append(policies, also)
+		}
+		c, err := NewChain(ChainOptions{Policies: policies, Cwd: project, Home: home})
 		if err != nil {
 			t.Fatalf("line %d: %v", row.line, err)
 		}

@@ -61,8 +61,12 @@ type shPart struct {
 	inert bool
 	// write is set for a file the command writes (a redirection, tee, cp's
 	// target, curl -o...). writePath is resolved against each of dirs.
-	write     bool
-	read      bool // an input redirection: the file at writePath is read
+	write bool
+	read  bool // an input redirection: the file at writePath is read
+	// linkOwn: the write is the link a link-making command (ln, cp -s)
+	// creates. Any other path in such a command may run through that
+	// link, which does not exist yet when the command is judged.
+	linkOwn   bool
 	writePath shWord
 	dirs      dirSet
 	src       string // for messages
@@ -141,6 +145,25 @@ type bashAnalysis struct {
 	parts []shPart
 	// end is where the shell may be when the command ends.
 	end dirSet
+	// links: the command makes links, so its other paths (and where cd
+	// leads) cannot be resolved before it runs.
+	links bool
+}
+
+// makesLinks reports a command that creates symbolic or hard links.
+func makesLinks(words []shWord) bool {
+	switch systemBin(cmdName(words[0])) {
+	case "ln", "link", "symlink":
+		return true
+	case "cp":
+		for _, a := range words[1:] {
+			if a.uncertain() || a.text == "--symbolic-link" || a.text == "--link" ||
+				strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "--") && strings.ContainsAny(a.text, "sl") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 var parserPool = sync.Pool{New: func() any {
@@ -166,7 +189,13 @@ func analyzeBash(cmd string) (*bashAnalysis, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &bashAnalysis{parts: w.parts, end: end}, nil
+	a := &bashAnalysis{parts: w.parts, end: end}
+	for _, p := range a.parts {
+		if p.linkOwn {
+			a.links = true
+		}
+	}
+	return a, nil
 }
 
 // walker collects the parts of one command.
@@ -880,8 +909,9 @@ func (w *walker) call(c *syntax.CallExpr, at dirSet) flow {
 		next = b.next
 	}
 	w.parts = append(w.parts, part)
+	link := makesLinks(inner)
 	for _, t := range u.writes {
-		w.parts = append(w.parts, shPart{write: true, writePath: t, dirs: at, src: text})
+		w.parts = append(w.parts, shPart{write: true, writePath: t, dirs: at, src: text, linkOwn: link})
 	}
 	if w.spawned(inner, text, innerAt) {
 		return same(dirSet{unknown: true})
@@ -1183,8 +1213,9 @@ func (w *walker) nested(words []shWord, src string, at dirSet) {
 		return
 	}
 	w.parts = append(w.parts, shPart{forms: u.forms, seen: u.seen, code: u.code, src: src})
+	link := makesLinks(u.forms[len(u.forms)-1].words)
 	for _, t := range u.writes {
-		w.parts = append(w.parts, shPart{write: true, writePath: t, dirs: at, src: src})
+		w.parts = append(w.parts, shPart{write: true, writePath: t, dirs: at, src: src, linkOwn: link})
 	}
 	inner := u.forms[len(u.forms)-1].words
 	if u.chdir {

@@ -354,7 +354,7 @@ func bashUnitsAt(cmd, anchor string, shell []string, home string) []*unit {
 		switch {
 		case p.write || p.read:
 			t := target{unknown: true}
-			if !p.writePath.uncertain() && !p.dirs.unknown {
+			if !p.writePath.uncertain() && !p.dirs.unknown && (!a.links || p.linkOwn) {
 				t = target{}
 				for _, d := range p.dirs.dirs {
 					r := resolveIn(joinDir(d, p.writePath.text), shell, anchor, home)
