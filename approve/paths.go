@@ -132,11 +132,18 @@ func resolveTargetFrom(p, base, anchor, home string) target {
 		add(base + "/" + p)
 	}
 	for _, r := range t.readings {
-		if hardLinked(r.abs) {
+		if hardLinked(r.abs) || processPath(r.abs) {
 			return target{unknown: true}
 		}
 	}
 	return t
+}
+
+// processPath reports a path under /proc or /dev/fd: its links (cwd,
+// root, fd/N) lead wherever the process that opens them is, which is the
+// agent, not agentjq, so agentjq cannot resolve them.
+func processPath(abs string) bool {
+	return abs == "/proc" || strings.HasPrefix(abs, "/proc/") || abs == "/dev/fd" || strings.HasPrefix(abs, "/dev/fd/")
 }
 
 func resolveDir(d string) string {
