@@ -32,7 +32,7 @@ import (
 //	                         TOOL "Bash:json" takes the Bash input as JSON
 //
 // In inputs, {p} is the project, {h} the home directory, {o} a directory
-// outside both. # starts a comment line.
+// outside both (in policies too). # starts a comment line.
 
 type attackRow struct {
 	line   int
@@ -141,13 +141,13 @@ func TestAttackCorpus(t *testing.T) {
 		if row.jq {
 			name = filepath.Join(dir, "policy.jq")
 		}
-		if err := os.WriteFile(name, []byte(row.policy), 0o644); err != nil {
+		if err := os.WriteFile(name, []byte(sub.Replace(row.policy)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		policies := []string{name}
 		if row.alsoJQ != "" {
 			also := filepath.Join(dir, "also.jq")
-			if err := os.WriteFile(also, []byte(row.alsoJQ), 0o644); err != nil {
+			if err := os.WriteFile(also, []byte(sub.Replace(row.alsoJQ)), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			policies = append(policies, also)
