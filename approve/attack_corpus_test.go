@@ -160,11 +160,17 @@ func TestAttackCorpus(t *testing.T) {
 			c.Decide(context.Background(), &Request{CanUseTool: protocol.CanUseTool{ToolName: "Bash", Input: []byte(jsonString("command", sub.Replace(b)))}, Cwd: project})
 		}
 		in := []byte(sub.Replace(row.input))
+		// The hook and the permission request of one call share its
+		// tool_use_id, as they do from claude.
 		req := func(id string) *Request {
 			return &Request{RequestID: "r", CanUseTool: protocol.CanUseTool{Subtype: protocol.SubCanUseTool, ToolName: row.tool, Input: in, ToolUseID: id}, Cwd: project}
 		}
-		screen := c.Screen(context.Background(), req("hook"))
-		v, _ := c.Decide(context.Background(), req("perm"))
+		hook := req("toolu_row")
+		if len(row.before) == 0 {
+			hook.ShellCwd = project // the hook reports the shell's directory
+		}
+		screen := c.Screen(context.Background(), hook)
+		v, _ := c.Decide(context.Background(), req("toolu_row"))
 		where := "line " + itoa(row.line) + " [" + row.class + "] " + clip(row.tool+" "+row.input, 120)
 		switch row.want {
 		case allow:

@@ -130,6 +130,20 @@ func (d dirSet) cd(arg string) dirSet {
 	return dirSet{}.union(out)
 }
 
+// joinPath joins a file path to the directory the shell is in, keeping
+// every .. as written: the kernel resolves a .. after a symlink from where
+// the link leads (src/to-out/../x is beside the link's target), so only
+// the readings of the target (resolveTargetFrom) may clean it.
+func joinPath(base, arg string) string {
+	switch {
+	case strings.HasPrefix(arg, "/"), arg == "~", strings.HasPrefix(arg, "~/"), base == "":
+		return arg
+	}
+	return base + "/" + arg
+}
+
+// joinDir is where cd arg leads: cd without -P cleans .. lexically, as
+// bash's logical cd does.
 func joinDir(base, arg string) string {
 	switch {
 	case strings.HasPrefix(arg, "/"), arg == "~", strings.HasPrefix(arg, "~/"):
@@ -956,8 +970,13 @@ func (w *walker) builtin(words []shWord, at dirSet, wrapped bool) builtinResult 
 				dir = append(dir, a)
 				continue
 			}
-			if a.text == "--" || a.text == "-P" || a.text == "-L" {
+			if a.text == "--" || a.text == "-L" {
 				continue
+			}
+			if a.text == "-P" {
+				// A physical cd resolves links first: its .. is not the
+				// lexical one followed here.
+				return builtinResult{inert: true, next: same(dirSet{unknown: true})}
 			}
 			return builtinResult{reason: name + " " + a.text + " is not modelled"}
 		}

@@ -357,7 +357,7 @@ func bashUnitsAt(cmd, anchor string, shell []string, home string) []*unit {
 			if !p.writePath.uncertain() && !p.dirs.unknown && (!a.links || p.linkOwn) {
 				t = target{}
 				for _, d := range p.dirs.dirs {
-					r := resolveIn(joinDir(d, p.writePath.text), shell, anchor, home)
+					r := resolveIn(joinPath(d, p.writePath.text), shell, anchor, home)
 					if r.unknown {
 						t = r
 						break
