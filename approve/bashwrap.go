@@ -806,7 +806,49 @@ func namedWrites(name string, args []shWord, operands func(string) []shWord, opt
 			}
 		}
 		return nil, ""
+	case "mktemp":
+		// A template with a directory, or -p DIR: the file is made there.
+		dir := optValue("p", "--tmpdir")
+		for _, o := range operands("p") {
+			switch {
+			case o.uncertain():
+				return nil, "mktemp with a template chosen at run time"
+			case len(dir) > 0:
+				if dir[0].uncertain() {
+					return nil, "mktemp with a directory chosen at run time"
+				}
+				return []shWord{{text: strings.TrimRight(dir[0].text, "/") + "/" + o.text}}, ""
+			case strings.Contains(o.text, "/"):
+				return []shWord{o}, ""
+			}
+		}
+		return nil, ""
+	case "scp":
+		// The last operand, when it is local, is written.
+		ops := operands("PioFSlcJD")
+		if len(ops) > 1 {
+			t := ops[len(ops)-1]
+			if t.uncertain() {
+				return nil, "scp to a target chosen at run time"
+			}
+			if c := strings.IndexByte(t.text, ':'); c < 0 || strings.Contains(t.text[:c], "/") {
+				out := []shWord{t}
+				for _, src := range ops[:len(ops)-1] {
+					if b := path.Base(src.text); !src.uncertain() && b != "." && b != "/" && b != ".." {
+						out = append(out, shWord{text: strings.TrimRight(t.text, "/") + "/" + b})
+					}
+				}
+				return out, ""
+			}
+		}
+		return nil, ""
 	case "curl":
+		for _, a := range args {
+			if !a.uncertain() && (a.text == "-K" || strings.HasPrefix(a.text, "--config") || strings.HasPrefix(a.text, "-K") ||
+				strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "--") && strings.Contains(a.text, "K")) {
+				return nil, "curl reads options (an output file among them) from a config file"
+			}
+		}
 		for _, a := range args {
 			if !a.uncertain() && (a.text == "-O" || a.text == "--remote-name" || a.text == "--remote-name-all" || a.text == "-J" || strings.HasPrefix(a.text, "--output-dir") ||
 				strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "--") && strings.ContainsAny(a.text, "OJ")) {
@@ -815,6 +857,12 @@ func namedWrites(name string, args []shWord, operands func(string) []shWord, opt
 		}
 		return optValue("oDc", "--output", "--dump-header", "--cookie-jar", "--trace", "--trace-ascii", "--stderr", "--libcurl", "--etag-save", "--hsts", "--alt-svc"), ""
 	case "wget":
+		for _, a := range args {
+			if a.uncertain() || a.text == "-e" || strings.HasPrefix(a.text, "--execute") || strings.HasPrefix(a.text, "--config") ||
+				strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "--") && strings.Contains(a.text, "e") {
+				return nil, "wget -e runs wgetrc commands (output_document among them)"
+			}
+		}
 		out := optValue("Ooa", "--output-document", "--output-file", "--append-output")
 		for _, a := range args {
 			if !a.uncertain() && (strings.HasPrefix(a.text, "-P") || strings.HasPrefix(a.text, "--directory-prefix")) {
@@ -838,6 +886,11 @@ func namedWrites(name string, args []shWord, operands func(string) []shWord, opt
 		return kept, ""
 	case "git":
 		out := optValue("", "--output", "--output-directory")
+		tree, why := gitTreeWrites(args)
+		if why != "" {
+			return nil, why
+		}
+		out = append(out, tree...)
 		for _, a := range args {
 			if a.uncertain() || a.text == "-C" || strings.HasPrefix(a.text, "--git-dir") || strings.HasPrefix(a.text, "--work-tree") {
 				if gitConfigAny(args) || len(out) > 0 {
@@ -929,4 +982,92 @@ func tarLists(args []shWord) bool {
 		}
 	}
 	return list
+}
+
+// gitTreeWrites returns the files and directories a git subcommand writes
+// by name: clone's and init's directory, worktree add's path, the paths
+// checkout and restore write. why is set when it writes what it does not
+// name (a template with hooks, a separate git directory, a path list read
+// from a file, a clone directory agentjq cannot tell from the URL).
+func gitTreeWrites(args []shWord) ([]shWord, string) {
+	i := 0
+	for i < len(args) && !args[i].uncertain() && strings.HasPrefix(args[i].text, "-") {
+		switch args[i].text {
+		case "-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env", "--exec-path", "--list-cmds", "--attr-source":
+			i++
+		}
+		i++
+	}
+	if i >= len(args) || args[i].uncertain() {
+		return nil, ""
+	}
+	sub, rest := args[i].text, args[i+1:]
+	valued := map[string]bool{}
+	for _, o := range strings.Fields(map[string]string{
+		"clone":    "-o -b -c -j --origin --branch --config --depth --reference --reference-if-able --jobs --filter --shallow-since --shallow-exclude --server-option --bundle-uri",
+		"init":     "-b --initial-branch --object-format --ref-format --shared",
+		"worktree": "-b -B --reason",
+		"checkout": "-b -B --orphan --conflict",
+		"restore":  "-s --source --conflict",
+	}[sub]) {
+		valued[o] = true
+	}
+	var ops []shWord
+	dash := false
+	for k := 0; k < len(rest); k++ {
+		a := rest[k]
+		if a.uncertain() {
+			return nil, "git " + sub + " with an operand chosen at run time"
+		}
+		t := a.text
+		switch {
+		case dash || !strings.HasPrefix(t, "-") || t == "-":
+			ops = append(ops, a)
+		case t == "--":
+			dash = true
+			if sub == "checkout" {
+				ops = append(ops, shWord{text: "--"})
+			}
+		case strings.HasPrefix(t, "--template") || strings.HasPrefix(t, "--separate-git-dir") || strings.HasPrefix(t, "--pathspec-from-file"):
+			return nil, "git " + sub + " " + t + " writes what it does not name"
+		case valued[t]:
+			k++
+		}
+	}
+	switch sub {
+	case "clone":
+		switch len(ops) {
+		case 1:
+			u := strings.TrimSuffix(strings.TrimRight(ops[0].text, "/"), ".git")
+			b := path.Base(strings.ReplaceAll(u, ":", "/"))
+			if b == "" || b == "." || b == ".." || b == "/" {
+				return nil, "git clone into a directory named by the URL"
+			}
+			return []shWord{{text: b}}, ""
+		case 2:
+			return ops[1:], ""
+		}
+		return nil, "git clone with operands agentjq cannot read"
+	case "init":
+		if len(ops) == 0 {
+			return []shWord{{text: "."}}, ""
+		}
+		return ops[:1], ""
+	case "worktree":
+		if len(ops) >= 2 && ops[0].text == "add" {
+			return ops[1:2], ""
+		}
+	case "checkout":
+		for k, o := range ops {
+			if o.text == "--" {
+				return ops[k+1:], ""
+			}
+		}
+		if len(ops) > 1 {
+			return nil, "git checkout of paths without --"
+		}
+	case "restore":
+		return ops, ""
+	}
+	return nil, ""
 }
