@@ -116,12 +116,17 @@ func runsOthers(name string) bool {
 // runnerSeen returns what a subcommand runner runs, for deny and ask
 // rules; nil when words is no such runner.
 func runnerSeen(words []shWord) []shForm {
+	anything := []shForm{{words: []shWord{{dyn: true}}}}
+	if n := cmdName(words[0]); strings.Contains(n, "/") && systemBin(n) == "" && runsOthers(path.Base(n)) {
+		// /opt/homebrew/bin/env rm: a wrapper or shell by another path is
+		// not looked through for an allow, but may run anything.
+		return anything
+	}
 	name := systemBin(cmdName(words[0]))
 	sub, ok := subRunners[name]
 	if !ok {
 		return nil
 	}
-	anything := []shForm{{words: []shWord{{dyn: true}}}}
 	i := 1
 	if sub != "" {
 		if len(words) < 2 || words[1].uncertain() || words[1].text != sub {
