@@ -446,6 +446,9 @@ func (w *walker) wordPart(part syntax.WordPart, at dirSet) {
 			w.unknown(p, "arithmetic evaluates variables as code")
 		}
 	case *syntax.ExtGlob:
+		// zsh, which claude runs when it is the user's shell, reads
+		// *(e:'cmd':) as a glob qualifier that runs cmd.
+		w.unknown(part, "an extended glob (in zsh a glob qualifier, which may run code)")
 	default:
 		w.unknown(part, "an expansion agentjq does not model")
 	}
@@ -658,7 +661,7 @@ func wordOf(w *syntax.Word) shWord {
 	for _, part := range w.Parts {
 		switch p := part.(type) {
 		case *syntax.Lit:
-			if mayExpand(p.Value) || (len(w.Parts) == 1 && strings.HasPrefix(p.Value, "~")) {
+			if mayExpand(p.Value) || (len(w.Parts) == 1 && strings.HasPrefix(p.Value, "~")) || zshEquals(w, p) {
 				out.glob = true
 			}
 			b.WriteString(unescapeLit(p.Value))
@@ -1333,4 +1336,11 @@ func hdocText(r *syntax.Redirect) (string, bool) {
 		}
 	}
 	return b.String(), true
+}
+
+// zshEquals reports a word that zsh expands as =cmd (the path of cmd):
+// an unquoted = at its start followed by a name.
+func zshEquals(w *syntax.Word, p *syntax.Lit) bool {
+	return len(w.Parts) > 0 && w.Parts[0] == syntax.WordPart(p) && len(p.Value) > 1 && p.Value[0] == '=' &&
+		(p.Value[1] >= 'a' && p.Value[1] <= 'z' || p.Value[1] >= 'A' && p.Value[1] <= 'Z' || p.Value[1] == '_' || p.Value[1] == '/' || p.Value[1] == '.')
 }
