@@ -702,6 +702,30 @@ func namedWrites(name string, args []shWord, operands func(string) []shWord, opt
 				out = append(out, shWord{text: strings.TrimRight(t.text, "/") + "/" + b})
 			}
 		}
+		// -T puts what a directory holds onto the target itself: a .claude
+		// or .git the source holds lands there unnamed, so a recursive copy
+		// or a move with -T writes those names too, as far as rules can
+		// tell (in a project that has none yet, nothing else would see it).
+		recursive, spread := name == "mv", false
+		for _, a := range args {
+			switch t := a.text; {
+			case a.uncertain():
+			case t == "--recursive" || t == "--archive":
+				recursive = true
+			case t == "--no-target-directory":
+				spread = true
+			case strings.HasPrefix(t, "-") && !strings.HasPrefix(t, "--"):
+				spread = spread || strings.Contains(t, "T")
+				recursive = recursive || strings.ContainsAny(t, "rRa")
+			}
+		}
+		if spread && recursive {
+			for _, t := range target {
+				for _, n := range []string{".claude", ".git", ".mcp.json", ".envrc"} {
+					out = append(out, shWord{text: strings.TrimRight(t.text, "/") + "/" + n})
+				}
+			}
+		}
 		symbolic := false
 		for _, a := range args {
 			if !a.uncertain() && (a.text == "--symbolic" || strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "--") && strings.Contains(a.text, "s")) {
