@@ -120,7 +120,11 @@ func awkRuns(args []shWord) string {
 			return "awk reads its program from a file or loads an extension"
 		case t == "-F" || t == "-v" || t == "--field-separator" || t == "--assign":
 			i++
+		case strings.HasPrefix(t, "-F") || strings.HasPrefix(t, "-v") || strings.HasPrefix(t, "--field-separator=") || strings.HasPrefix(t, "--assign="):
 		case strings.HasPrefix(t, "-"):
+			// Any other option may take the next word (mawk -W exec FILE
+			// reads the program from FILE).
+			return "awk option " + t + " is not modelled"
 		default:
 			prog, found = t, true
 			i = len(args)
