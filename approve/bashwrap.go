@@ -1059,6 +1059,8 @@ func gitTreeWrites(args []shWord) ([]shWord, string) {
 			}
 		case strings.HasPrefix(t, "--template") || strings.HasPrefix(t, "--separate-git-dir") || strings.HasPrefix(t, "--pathspec-from-file"):
 			return nil, "git " + sub + " " + t + " writes what it does not name"
+		case sub == "clone" && (t == "-c" || strings.HasPrefix(t, "--config")):
+			return nil, "git clone -c sets configuration (core.sshCommand...) that names programs git runs"
 		case valued[t]:
 			k++
 		}

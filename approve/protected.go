@@ -89,7 +89,7 @@ func protectedRoot(abs, home string) string {
 	}
 	if home != "" {
 		h := filepath.Clean(home)
-		for _, d := range []string{".config/git", ".config/fish", ".config/nushell", ".config/powershell", ".ssh", ".config/systemd", ".config/autostart"} {
+		for _, d := range []string{".config/git", ".config/fish", ".config/nushell", ".config/powershell", ".ssh", ".config/systemd", ".config/autostart", ".config/go", ".cargo/config", ".cargo/config.toml"} {
 			root := filepath.Join(h, d)
 			if abs == root || strings.HasPrefix(abs, root+"/") {
 				return root

@@ -258,7 +258,8 @@ hooks of any repository below .git (modules, worktrees), shell start-up
 files (.bashrc, .bash_profile, .profile, .zshrc, .zshenv, .zprofile, .kshrc,
 .cshrc, .inputrc, .envrc, ~/.config/fish/\*\*...), the files that set how
 npm, yarn, curl and wget run (.npmrc, .yarnrc, .curlrc, .wgetrc, .netrc),
-~/.ssh/\*\*, ~/.config/systemd/\*\* and ~/.config/autostart/\*\*, wherever
+~/.ssh/\*\*, ~/.config/systemd/\*\*, ~/.config/autostart/\*\*, go's
+~/.config/go/env (GOFLAGS may name programs) and cargo's ~/.cargo/config.toml, wherever
 they are. A write to one
 (Edit, Write, MultiEdit, NotebookEdit, a Bash redirection or file-writing
 command), also through a symlink, is denied by default, whatever jq
