@@ -44,6 +44,13 @@ type shForm struct {
 type shPart struct {
 	// forms[0] is the full command; the last is the innermost command.
 	forms []shForm
+	// seen are the commands a runner such as `uv run` runs: deny and ask
+	// rules see them, but an allow of the runner's own form is enough
+	// (Bash(uv run pytest:*) allows uv run pytest).
+	seen []shForm
+	// code: the command runs code agentjq does not read (inlineCode):
+	// deny and ask rules match it, an allow of its words still allows.
+	code string
 	// unknown: a part whose effect cannot be known. No specific rule can
 	// allow it; every deny rule might match it. reason says why.
 	unknown bool
@@ -54,8 +61,12 @@ type shPart struct {
 	inert bool
 	// write is set for a file the command writes (a redirection, tee, cp's
 	// target, curl -o...). writePath is resolved against each of dirs.
-	write     bool
-	read      bool // an input redirection: the file at writePath is read
+	write bool
+	read  bool // an input redirection: the file at writePath is read
+	// linkOwn: the write is the link a link-making command (ln, cp -s)
+	// creates. Any other path in such a command may run through that
+	// link, which does not exist yet when the command is judged.
+	linkOwn   bool
 	writePath shWord
 	dirs      dirSet
 	src       string // for messages
@@ -119,6 +130,20 @@ func (d dirSet) cd(arg string) dirSet {
 	return dirSet{}.union(out)
 }
 
+// joinPath joins a file path to the directory the shell is in, keeping
+// every .. as written: the kernel resolves a .. after a symlink from where
+// the link leads (src/to-out/../x is beside the link's target), so only
+// the readings of the target (resolveTargetFrom) may clean it.
+func joinPath(base, arg string) string {
+	switch {
+	case strings.HasPrefix(arg, "/"), arg == "~", strings.HasPrefix(arg, "~/"), base == "":
+		return arg
+	}
+	return base + "/" + arg
+}
+
+// joinDir is where cd arg leads: cd without -P cleans .. lexically, as
+// bash's logical cd does.
 func joinDir(base, arg string) string {
 	switch {
 	case strings.HasPrefix(arg, "/"), arg == "~", strings.HasPrefix(arg, "~/"):
@@ -134,6 +159,25 @@ type bashAnalysis struct {
 	parts []shPart
 	// end is where the shell may be when the command ends.
 	end dirSet
+	// links: the command makes links, so its other paths (and where cd
+	// leads) cannot be resolved before it runs.
+	links bool
+}
+
+// makesLinks reports a command that creates symbolic or hard links.
+func makesLinks(words []shWord) bool {
+	switch systemBin(cmdName(words[0])) {
+	case "ln", "link", "symlink":
+		return true
+	case "cp":
+		for _, a := range words[1:] {
+			if a.uncertain() || a.text == "--symbolic-link" || a.text == "--link" ||
+				strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "--") && strings.ContainsAny(a.text, "sl") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 var parserPool = sync.Pool{New: func() any {
@@ -159,7 +203,13 @@ func analyzeBash(cmd string) (*bashAnalysis, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &bashAnalysis{parts: w.parts, end: end}, nil
+	a := &bashAnalysis{parts: w.parts, end: end}
+	for _, p := range a.parts {
+		if p.linkOwn {
+			a.links = true
+		}
+	}
+	return a, nil
 }
 
 // walker collects the parts of one command.
@@ -167,6 +217,11 @@ type walker struct {
 	src   string // the source the current nodes' positions refer to
 	depth int
 	parts []shPart
+	// stdin is the script a shell run by the current simple command reads
+	// from its standard input, when that is a literal here-document or
+	// here-string; nil when it is anything else (a pipe, a file, the
+	// agent's stdin), which makes such a shell's script unknown.
+	stdin *shWord
 }
 
 func (w *walker) unknown(n syntax.Node, reason string) {
@@ -224,7 +279,13 @@ func (w *walker) stmt(s *syntax.Stmt, at dirSet) flow {
 	if s.Cmd == nil {
 		return same(at)
 	}
+	saved := w.stdin
+	w.stdin = nil
+	if _, ok := s.Cmd.(*syntax.CallExpr); ok {
+		w.stdin = literalStdin(s.Redirs)
+	}
 	f := w.command(s.Cmd, at)
+	w.stdin = saved
 	if s.Background {
 		return same(at) // a background job runs in a subshell
 	}
@@ -385,6 +446,9 @@ func (w *walker) wordPart(part syntax.WordPart, at dirSet) {
 			w.unknown(p, "arithmetic evaluates variables as code")
 		}
 	case *syntax.ExtGlob:
+		// zsh, which claude runs when it is the user's shell, reads
+		// *(e:'cmd':) as a glob qualifier that runs cmd.
+		w.unknown(part, "an extended glob (in zsh a glob qualifier, which may run code)")
 	default:
 		w.unknown(part, "an expansion agentjq does not model")
 	}
@@ -597,7 +661,7 @@ func wordOf(w *syntax.Word) shWord {
 	for _, part := range w.Parts {
 		switch p := part.(type) {
 		case *syntax.Lit:
-			if mayExpand(p.Value) || (len(w.Parts) == 1 && strings.HasPrefix(p.Value, "~")) {
+			if mayExpand(p.Value) || (len(w.Parts) == 1 && strings.HasPrefix(p.Value, "~")) || zshEquals(w, p) {
 				out.glob = true
 			}
 			b.WriteString(unescapeLit(p.Value))
@@ -847,7 +911,7 @@ func (w *walker) call(c *syntax.CallExpr, at dirSet) flow {
 	}
 	forms = append(forms, u.forms...)
 	inner := forms[len(forms)-1].words
-	part := shPart{forms: forms, src: text}
+	part := shPart{forms: forms, seen: u.seen, code: u.code, src: text}
 	innerAt := at
 	if u.chdir {
 		innerAt = dirSet{unknown: true}
@@ -862,8 +926,9 @@ func (w *walker) call(c *syntax.CallExpr, at dirSet) flow {
 		next = b.next
 	}
 	w.parts = append(w.parts, part)
+	link := makesLinks(inner)
 	for _, t := range u.writes {
-		w.parts = append(w.parts, shPart{write: true, writePath: t, dirs: at, src: text})
+		w.parts = append(w.parts, shPart{write: true, writePath: t, dirs: at, src: text, linkOwn: link})
 	}
 	if w.spawned(inner, text, innerAt) {
 		return same(dirSet{unknown: true})
@@ -908,8 +973,13 @@ func (w *walker) builtin(words []shWord, at dirSet, wrapped bool) builtinResult 
 				dir = append(dir, a)
 				continue
 			}
-			if a.text == "--" || a.text == "-P" || a.text == "-L" {
+			if a.text == "--" || a.text == "-L" {
 				continue
+			}
+			if a.text == "-P" {
+				// A physical cd resolves links first: its .. is not the
+				// lexical one followed here.
+				return builtinResult{inert: true, next: same(dirSet{unknown: true})}
 			}
 			return builtinResult{reason: name + " " + a.text + " is not modelled"}
 		}
@@ -1087,13 +1157,27 @@ func (w *walker) spawned(words []shWord, src string, at dirSet) (moved bool) {
 	}
 	switch {
 	case shells[base]:
+		// A shell with no script operand and no -c (or with "-") reads
+		// its script from stdin: judged as a script when that is a
+		// literal here-document or here-string, unknown otherwise.
+		fromStdin := func() {
+			if w.stdin == nil {
+				unknown("a shell reading its script from stdin")
+				return
+			}
+			script(*w.stdin)
+		}
 		for i := 1; i < len(words); i++ {
 			t := words[i]
 			if t.uncertain() {
 				unknown("shell options chosen at run time")
 				return false
 			}
-			if !strings.HasPrefix(t.text, "-") || t.text == "-" {
+			if t.text == "-" {
+				fromStdin()
+				return false
+			}
+			if !strings.HasPrefix(t.text, "-") {
 				return false // a script file: the rule must name it
 			}
 			if strings.HasPrefix(t.text, "--") {
@@ -1115,6 +1199,7 @@ func (w *walker) spawned(words []shWord, src string, at dirSet) (moved bool) {
 				return false
 			}
 		}
+		fromStdin()
 	case base == "eval":
 		script(joinWords(words[1:]))
 		return moved
@@ -1141,14 +1226,18 @@ func (w *walker) nested(words []shWord, src string, at dirSet) {
 	if len(words) == 0 {
 		return
 	}
+	saved := w.stdin
+	w.stdin = nil // the program's stdin, not the command line's
+	defer func() { w.stdin = saved }()
 	u := unwrap(words)
 	if u.reason != "" {
 		w.parts = append(w.parts, shPart{unknown: true, reason: u.reason, src: src})
 		return
 	}
-	w.parts = append(w.parts, shPart{forms: u.forms, src: src})
+	w.parts = append(w.parts, shPart{forms: u.forms, seen: u.seen, code: u.code, src: src})
+	link := makesLinks(u.forms[len(u.forms)-1].words)
 	for _, t := range u.writes {
-		w.parts = append(w.parts, shPart{write: true, writePath: t, dirs: at, src: src})
+		w.parts = append(w.parts, shPart{write: true, writePath: t, dirs: at, src: src, linkOwn: link})
 	}
 	inner := u.forms[len(u.forms)-1].words
 	if u.chdir {
@@ -1172,4 +1261,86 @@ func joinWords(ws []shWord) shWord {
 		b.WriteString(w.text)
 	}
 	return shWord{text: b.String()}
+}
+
+// literalStdin returns the text a command reads on its standard input when
+// the last redirection of it is a here-document or here-string whose text
+// is known; nil otherwise.
+func literalStdin(redirs []*syntax.Redirect) *shWord {
+	var in *shWord
+	for _, r := range redirs {
+		if r.N != nil && r.N.Value != "0" {
+			continue
+		}
+		switch r.Op {
+		case syntax.Hdoc, syntax.DashHdoc:
+			t, ok := hdocText(r)
+			if !ok {
+				return nil
+			}
+			in = &shWord{text: t}
+		case syntax.WordHdoc:
+			v := wordOf(r.Word)
+			if v.uncertain() {
+				return nil
+			}
+			in = &shWord{text: v.text + "\n"}
+		case syntax.RdrIn, syntax.RdrInOut, syntax.DplIn:
+			in = nil
+		}
+	}
+	return in
+}
+
+// hdocText is a here-document's text as the shell reading it gets it: a
+// quoted delimiter keeps it as written; otherwise only \$, \`, \\ and
+// \newline are escapes (a \" stays two characters), and any expansion
+// makes the text unknown.
+func hdocText(r *syntax.Redirect) (string, bool) {
+	if r.Hdoc == nil {
+		return "", true
+	}
+	quoted := r.Word != nil && len(r.Word.Parts) > 0
+	if quoted {
+		quoted = false
+		for _, p := range r.Word.Parts {
+			switch p := p.(type) {
+			case *syntax.SglQuoted, *syntax.DblQuoted:
+				quoted = true
+			case *syntax.Lit:
+				if strings.Contains(p.Value, `\`) {
+					quoted = true
+				}
+			}
+		}
+	}
+	var b strings.Builder
+	for _, p := range r.Hdoc.Parts {
+		l, ok := p.(*syntax.Lit)
+		if !ok {
+			return "", false
+		}
+		if quoted {
+			b.WriteString(l.Value)
+			continue
+		}
+		s := l.Value
+		for i := 0; i < len(s); i++ {
+			if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\\\n", s[i+1]) >= 0 {
+				i++
+				if s[i] == '\n' {
+					continue
+				}
+			}
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String(), true
+}
+
+// zshEquals reports a word that zsh expands as =cmd (the path of cmd):
+// an unquoted = at its start followed by a name.
+func zshEquals(w *syntax.Word, p *syntax.Lit) bool {
+	return len(w.Parts) > 0 && w.Parts[0] == syntax.WordPart(p) && len(p.Value) > 1 && p.Value[0] == '=' &&
+		(p.Value[1] >= 'a' && p.Value[1] <= 'z' || p.Value[1] >= 'A' && p.Value[1] <= 'Z' || p.Value[1] == '_' || p.Value[1] == '/' || p.Value[1] == '.')
 }

@@ -30,6 +30,11 @@ type wrapperSpec struct {
 	guarded bool // sudo, doas: a form that needs its own allow
 	// digitOpt: -N is an option (nice -10).
 	digitOpt bool
+	// writeOperand: the first operand is a file the wrapper writes
+	// (logsave FILE cmd).
+	writeOperand bool
+	// optsAfter: options may also follow the operands (setarch ARCH -R).
+	optsAfter bool
 }
 
 func opts(kinds ...string) map[string]byte {
@@ -72,7 +77,67 @@ var wrappers = map[string]wrapperSpec{
 		"w:-o --output",
 		"G:-E -u --env --user",
 		"u:-p --attach")},
-	"watch": {}, // read by watchCommand
+	"watch":       {}, // read by watchCommand
+	"setarch":     {operands: 1, optsAfter: true, opts: opts("n:-v -R -F -Z -L -X -B -I -S -T -3 --verbose --addr-no-randomize --fdpic-funcptrs --mmap-page-zero --addr-compat-layout --read-implies-exec --32bit --short-inode --whole-seconds --sticky-timeouts --3gb --4gb --uname-2.6")},
+	"linux32":     {opts: opts("n:-v -R -F -Z -L -X -B -I -S -T -3 --verbose --addr-no-randomize --3gb --4gb --uname-2.6")},
+	"linux64":     {opts: opts("n:-v -R -F -Z -L -X -B -I -S -T -3 --verbose --addr-no-randomize --3gb --4gb --uname-2.6")},
+	"chronic":     {opts: opts("n:-e -v")},
+	"ifne":        {opts: opts("n:-n")},
+	"logsave":     {writeOperand: true, opts: opts("n:-a -s -v")},
+	"systemd-cat": {opts: opts("v:-t -p --identifier --priority --stderr-priority --level-prefix")},
+	"caffeinate":  {opts: opts("n:-d -i -m -s -u", "v:-t", "u:-w")},
+	"trickle":     {opts: opts("n:-s -v", "v:-d -u -w -t -l -n")},
+}
+
+// subRunners run the command after a subcommand (uv run pytest): the
+// runner's own form is what an allow must match, and deny and ask rules
+// see the command it runs too. An option before that command (or a
+// command that runs others in turn) is read as any command at all for
+// deny and ask rules.
+var subRunners = map[string]string{
+	"uv": "run", "poetry": "run", "pipenv": "run", "pdm": "run", "hatch": "run", "rye": "run",
+	"bundle": "exec", "pnpm": "exec", "npm": "exec", "yarn": "exec", "conda": "run", "mamba": "run",
+	"mise": "exec", "asdf": "exec", "rtx": "exec", "pixi": "run", "devbox": "run",
+	"flatpak-spawn": "", "bunx": "", "npx": "", "pnpx": "",
+}
+
+// runsOthers reports whether a command seen through a runner runs other
+// commands in turn (a shell, a wrapper), which only the walker follows.
+func runsOthers(name string) bool {
+	base := systemBin(name)
+	if base == "" {
+		return false
+	}
+	_, wrap := wrappers[base]
+	_, sub := subRunners[base]
+	return wrap || sub || shells[base] || opaqueRunners[base] || base == "eval" || base == "xargs" || base == "find" || base == "flock"
+}
+
+// runnerSeen returns what a subcommand runner runs, for deny and ask
+// rules; nil when words is no such runner.
+func runnerSeen(words []shWord) []shForm {
+	anything := []shForm{{words: []shWord{{dyn: true}}}}
+	if n := cmdName(words[0]); strings.Contains(n, "/") && systemBin(n) == "" && runsOthers(path.Base(n)) {
+		// /opt/homebrew/bin/env rm: a wrapper or shell by another path is
+		// not looked through for an allow, but may run anything.
+		return anything
+	}
+	name := systemBin(cmdName(words[0]))
+	sub, ok := subRunners[name]
+	if !ok {
+		return nil
+	}
+	i := 1
+	if sub != "" {
+		if len(words) < 2 || words[1].uncertain() || words[1].text != sub {
+			return nil
+		}
+		i = 2
+	}
+	if i >= len(words) || words[i].uncertain() || strings.HasPrefix(words[i].text, "-") || runsOthers(words[i].text) {
+		return anything
+	}
+	return []shForm{{words: words[i:]}}
 }
 
 // opaqueRunners run a command in a way agentjq does not read (another
@@ -87,11 +152,24 @@ var opaqueRunners = map[string]bool{
 	"cpulimit": true, "cgexec": true, "daemonize": true, "start-stop-daemon": true, "run-parts": true,
 	"sem": true, "entr": true, "rlwrap": true, "expect": true, "chpst": true, "nq": true, "sudoedit": true,
 	"dtach": true, "screen": true, "tmux": true, "byobu": true, "nocache": true, "eatmydata": true,
+	"perf": true, "direnv": true, "hyperfine": true, "pee": true, "nix-shell": true, "vim": true, "vi": true, "nvim": true,
+	"ex": true, "view": true, "vimdiff": true, "emacs": true, "emacsclient": true, "i386": true, "x86_64": true,
+	"uname26": true, "qemu-x86_64": true, "qemu-aarch64": true, "systemd-inhibit": true, "schroot": true,
+	"lxc-attach": true, "machinectl": true, "capsh": true, "setcap": true, "chronyc": false,
+}
+
+// loaderName reports a dynamic loader run as a program (ld-linux.so.2
+// PROG runs PROG), wherever it lives.
+func loaderName(name string) bool {
+	b := path.Base(name)
+	return strings.HasPrefix(b, "ld-") && strings.Contains(b, ".so") || b == "ld.so"
 }
 
 // unwrapped is a command read through its wrappers.
 type unwrapped struct {
 	forms  []shForm
+	seen   []shForm // what a subcommand runner runs (runnerSeen)
+	code   string   // why the command runs code agentjq does not read
 	writes []shWord // files the wrappers and the inner command write
 	chdir  bool     // a wrapper moves the inner command elsewhere
 	reason string   // unknown
@@ -103,6 +181,10 @@ func unwrap(words []shWord) unwrapped {
 	u := unwrapped{forms: []shForm{{words: words}}}
 	for range 16 {
 		name := systemBin(cmdName(words[0]))
+		if loaderName(cmdName(words[0])) {
+			u.reason = "a dynamic loader runs a program agentjq does not follow"
+			return u
+		}
 		if opaqueRunners[name] {
 			u.reason = name + " runs a command agentjq does not follow"
 			return u
@@ -130,7 +212,12 @@ func unwrap(words []shWord) unwrapped {
 		u.forms = append(u.forms, shForm{words: inner})
 		words = inner
 	}
+	u.seen = runnerSeen(words)
+	u.code = inlineCode(words)
 	w, reason := commandWrites(words)
+	if reason == "" {
+		reason = runsPrograms(words)
+	}
 	if reason != "" {
 		u.reason = reason
 	}
@@ -265,6 +352,23 @@ func (spec wrapperSpec) read(name string, words []shWord) ([]shWord, wrapStep) {
 		if i >= len(words) || words[i].uncertain() {
 			return fail("an operand chosen at run time")
 		}
+		i++
+	}
+	if spec.optsAfter && i < len(words) && (words[i].uncertain() || strings.HasPrefix(words[i].text, "-")) {
+		// setarch ARCH -R cmd: options may follow the operand.
+		rest := spec
+		rest.operands, rest.optsAfter = 0, false
+		inner, more := rest.read(name, append([]shWord{words[0]}, words[i:]...))
+		more.writes = append(st.writes, more.writes...)
+		more.guarded = more.guarded || st.guarded
+		more.chdir = more.chdir || st.chdir
+		return inner, more
+	}
+	if spec.writeOperand {
+		if i >= len(words) {
+			return fail("no file operand")
+		}
+		st.writes = append(st.writes, words[i])
 		i++
 	}
 	if i >= len(words) {
@@ -541,7 +645,17 @@ func commandWrites(words []shWord) ([]shWord, string) {
 	}
 	generic := optValue("", append(long, "--output-file", "--outfile", "--out-file", "--out", "--log-file", "--logfile", "-out", "--output-directory", "--outdir", "--out-dir", "--target-dir")...)
 	if shortOutput[name] {
-		generic = append(generic, optValue("o")...)
+		// -o FILE, -oFILE, -o=FILE; these programs do not bundle
+		// single-letter options (gcc -fno-omit-frame-pointer is no -o).
+		for i, a := range args {
+			switch {
+			case a.uncertain():
+			case a.text == "-o" && i+1 < len(args):
+				generic = append(generic, args[i+1])
+			case strings.HasPrefix(a.text, "-o") && len(a.text) > 2:
+				generic = append(generic, shWord{text: strings.TrimPrefix(a.text[2:], "=")})
+			}
+		}
 	}
 	out, reason := namedWrites(name, args, operands, optValue)
 	return append(out, generic...), reason
@@ -553,7 +667,7 @@ var formatOutput = map[string]bool{"kubectl": true, "aws": true, "gcloud": true,
 
 // shortOutput are programs whose -o names the file they write.
 var shortOutput = map[string]bool{
-	"go": true, "gcc": true, "g++": true, "cc": true, "c++": true, "clang": true, "clang++": true, "ld": true,
+	"gcc": true, "g++": true, "cc": true, "c++": true, "clang": true, "clang++": true, "ld": true,
 	"rustc": true, "pandoc": true, "gofmt": false, "javac": false, "nasm": true, "as": true, "zig": true,
 	"tcc": true, "musl-gcc": true, "gfortran": true, "swiftc": true, "ghc": true, "ocamlopt": true,
 	"protoc": false, "esbuild": false, "upx": true, "strip": true, "objcopy": false, "cpp": true,
@@ -588,6 +702,30 @@ func namedWrites(name string, args []shWord, operands func(string) []shWord, opt
 				out = append(out, shWord{text: strings.TrimRight(t.text, "/") + "/" + b})
 			}
 		}
+		// -T puts what a directory holds onto the target itself: a .claude
+		// or .git the source holds lands there unnamed, so a recursive copy
+		// or a move with -T writes those names too, as far as rules can
+		// tell (in a project that has none yet, nothing else would see it).
+		recursive, spread := name == "mv", false
+		for _, a := range args {
+			switch t := a.text; {
+			case a.uncertain():
+			case t == "--recursive" || t == "--archive":
+				recursive = true
+			case t == "--no-target-directory":
+				spread = true
+			case strings.HasPrefix(t, "-") && !strings.HasPrefix(t, "--"):
+				spread = spread || strings.Contains(t, "T")
+				recursive = recursive || strings.ContainsAny(t, "rRa")
+			}
+		}
+		if spread && recursive {
+			for _, t := range target {
+				for _, n := range []string{".claude", ".git", ".mcp.json", ".envrc"} {
+					out = append(out, shWord{text: strings.TrimRight(t.text, "/") + "/" + n})
+				}
+			}
+		}
 		symbolic := false
 		for _, a := range args {
 			if !a.uncertain() && (a.text == "--symbolic" || strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "--") && strings.Contains(a.text, "s")) {
@@ -600,7 +738,70 @@ func namedWrites(name string, args []shWord, operands func(string) []shWord, opt
 			out = append(out, sources...)
 		}
 		return out, ""
-	case "rsync", "tar", "unzip", "patch", "cpio", "7z", "7za", "bsdtar", "ar", "gunzip", "unxz", "bunzip2", "zstd":
+	case "tar", "bsdtar":
+		if tarLists(args) {
+			return nil, ""
+		}
+		return nil, name + " writes files it does not name on the command line"
+	case "go":
+		// go's flags take one dash or two, with = or a separate value.
+		var out []shWord
+		for i, a := range args {
+			if a.uncertain() {
+				continue
+			}
+			t := strings.TrimPrefix(strings.TrimPrefix(a.text, "-"), "-")
+			if !strings.HasPrefix(a.text, "-") {
+				continue
+			}
+			flag, val, hasVal := strings.Cut(t, "=")
+			switch flag {
+			case "o", "coverprofile", "cpuprofile", "memprofile", "blockprofile", "mutexprofile", "trace", "outputdir", "modfile", "fuzzcachedir":
+				if hasVal {
+					out = append(out, shWord{text: val})
+				} else if i+1 < len(args) {
+					out = append(out, args[i+1])
+				}
+			}
+		}
+		return out, ""
+	case "uniq", "xxd":
+		// uniq IN OUT, xxd [-r] IN OUT: the second operand is written.
+		ops := operands("fsw" + map[string]string{"xxd": "cglo", "uniq": ""}[name])
+		if len(ops) > 1 {
+			return ops[1:2], ""
+		}
+		return nil, ""
+	case "shuf", "iconv", "sdiff":
+		return optValue("o", "--output"), ""
+	case "sponge":
+		return operands(""), ""
+	case "gzip", "bzip2", "xz", "lzma", "lz4", "compress", "pigz", "zstd", "brotli", "gunzip", "unxz", "bunzip2", "unlzma", "unzstd":
+		for _, a := range args {
+			if !a.uncertain() && (a.text == "-c" || a.text == "--stdout" || a.text == "-t" || a.text == "--test" || a.text == "-l" || a.text == "--list" ||
+				strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "--") && strings.ContainsAny(a.text, "ctl")) {
+				return nil, ""
+			}
+		}
+		// In place: the file goes away and its (de)compressed twin appears.
+		var out []shWord
+		for _, o := range operands("S") {
+			out = append(out, o)
+			if !o.uncertain() {
+				out = append(out, shWord{text: o.text + ".z"})
+				if i := strings.LastIndexByte(o.text, '.'); i > strings.LastIndexByte(o.text, '/')+1 {
+					out = append(out, shWord{text: o.text[:i]})
+				}
+			}
+		}
+		return out, ""
+	case "zip":
+		ops := operands("bnt")
+		if len(ops) > 0 {
+			return ops[:1], ""
+		}
+		return nil, ""
+	case "rsync", "unzip", "patch", "cpio", "7z", "7za", "ar":
 		return nil, name + " writes files it does not name on the command line"
 	case "touch", "mkdir", "rmdir", "rm", "truncate", "shred", "unlink", "mkfifo", "mknod":
 		return operands("rdstm"), ""
@@ -634,7 +835,49 @@ func namedWrites(name string, args []shWord, operands func(string) []shWord, opt
 			}
 		}
 		return nil, ""
+	case "mktemp":
+		// A template with a directory, or -p DIR: the file is made there.
+		dir := optValue("p", "--tmpdir")
+		for _, o := range operands("p") {
+			switch {
+			case o.uncertain():
+				return nil, "mktemp with a template chosen at run time"
+			case len(dir) > 0:
+				if dir[0].uncertain() {
+					return nil, "mktemp with a directory chosen at run time"
+				}
+				return []shWord{{text: strings.TrimRight(dir[0].text, "/") + "/" + o.text}}, ""
+			case strings.Contains(o.text, "/"):
+				return []shWord{o}, ""
+			}
+		}
+		return nil, ""
+	case "scp":
+		// The last operand, when it is local, is written.
+		ops := operands("PioFSlcJD")
+		if len(ops) > 1 {
+			t := ops[len(ops)-1]
+			if t.uncertain() {
+				return nil, "scp to a target chosen at run time"
+			}
+			if c := strings.IndexByte(t.text, ':'); c < 0 || strings.Contains(t.text[:c], "/") {
+				out := []shWord{t}
+				for _, src := range ops[:len(ops)-1] {
+					if b := path.Base(src.text); !src.uncertain() && b != "." && b != "/" && b != ".." {
+						out = append(out, shWord{text: strings.TrimRight(t.text, "/") + "/" + b})
+					}
+				}
+				return out, ""
+			}
+		}
+		return nil, ""
 	case "curl":
+		for _, a := range args {
+			if !a.uncertain() && (a.text == "-K" || strings.HasPrefix(a.text, "--config") || strings.HasPrefix(a.text, "-K") ||
+				strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "--") && strings.Contains(a.text, "K")) {
+				return nil, "curl reads options (an output file among them) from a config file"
+			}
+		}
 		for _, a := range args {
 			if !a.uncertain() && (a.text == "-O" || a.text == "--remote-name" || a.text == "--remote-name-all" || a.text == "-J" || strings.HasPrefix(a.text, "--output-dir") ||
 				strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "--") && strings.ContainsAny(a.text, "OJ")) {
@@ -643,6 +886,12 @@ func namedWrites(name string, args []shWord, operands func(string) []shWord, opt
 		}
 		return optValue("oDc", "--output", "--dump-header", "--cookie-jar", "--trace", "--trace-ascii", "--stderr", "--libcurl", "--etag-save", "--hsts", "--alt-svc"), ""
 	case "wget":
+		for _, a := range args {
+			if a.uncertain() || a.text == "-e" || strings.HasPrefix(a.text, "--execute") || strings.HasPrefix(a.text, "--config") ||
+				strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "--") && strings.Contains(a.text, "e") {
+				return nil, "wget -e runs wgetrc commands (output_document among them)"
+			}
+		}
 		out := optValue("Ooa", "--output-document", "--output-file", "--append-output")
 		for _, a := range args {
 			if !a.uncertain() && (strings.HasPrefix(a.text, "-P") || strings.HasPrefix(a.text, "--directory-prefix")) {
@@ -666,6 +915,11 @@ func namedWrites(name string, args []shWord, operands func(string) []shWord, opt
 		return kept, ""
 	case "git":
 		out := optValue("", "--output", "--output-directory")
+		tree, why := gitTreeWrites(args)
+		if why != "" {
+			return nil, why
+		}
+		out = append(out, tree...)
 		for _, a := range args {
 			if a.uncertain() || a.text == "-C" || strings.HasPrefix(a.text, "--git-dir") || strings.HasPrefix(a.text, "--work-tree") {
 				if gitConfigAny(args) || len(out) > 0 {
@@ -724,4 +978,127 @@ func gitConfigWrites(args []shWord) []shWord {
 		}
 	}
 	return []shWord{{text: ".git/config"}}
+}
+
+// tarLists reports a tar command that only lists an archive (-t, --list)
+// with no option that runs a program or writes.
+func tarLists(args []shWord) bool {
+	list := false
+	for i, a := range args {
+		if a.uncertain() {
+			return false
+		}
+		t := a.text
+		switch {
+		case t == "--list":
+			list = true
+		case strings.HasPrefix(t, "--"):
+			switch opt, _, _ := strings.Cut(t, "="); opt {
+			case "--file", "--verbose", "--gzip", "--bzip2", "--xz", "--zstd", "--auto-compress", "--wildcards", "--no-wildcards", "--numeric-owner", "--utc", "--full-time", "--quiet":
+			default:
+				return false // --to-command, --checkpoint-action, --use-compress-program...
+			}
+		case strings.HasPrefix(t, "-") || i == 0:
+			for _, c := range strings.TrimPrefix(t, "-") {
+				switch c {
+				case 't':
+					list = true
+				case 'v', 'f', 'z', 'j', 'J', 'a':
+				default:
+					return false
+				}
+			}
+		}
+	}
+	return list
+}
+
+// gitTreeWrites returns the files and directories a git subcommand writes
+// by name: clone's and init's directory, worktree add's path, the paths
+// checkout and restore write. why is set when it writes what it does not
+// name (a template with hooks, a separate git directory, a path list read
+// from a file, a clone directory agentjq cannot tell from the URL).
+func gitTreeWrites(args []shWord) ([]shWord, string) {
+	i := 0
+	for i < len(args) && !args[i].uncertain() && strings.HasPrefix(args[i].text, "-") {
+		switch args[i].text {
+		case "-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env", "--exec-path", "--list-cmds", "--attr-source":
+			i++
+		}
+		i++
+	}
+	if i >= len(args) || args[i].uncertain() {
+		return nil, ""
+	}
+	sub, rest := args[i].text, args[i+1:]
+	valued := map[string]bool{}
+	for _, o := range strings.Fields(map[string]string{
+		"clone":    "-o -b -c -j --origin --branch --config --depth --reference --reference-if-able --jobs --filter --shallow-since --shallow-exclude --server-option --bundle-uri",
+		"init":     "-b --initial-branch --object-format --ref-format --shared",
+		"worktree": "-b -B --reason",
+		"checkout": "-b -B --orphan --conflict",
+		"restore":  "-s --source --conflict",
+	}[sub]) {
+		valued[o] = true
+	}
+	var ops []shWord
+	dash := false
+	for k := 0; k < len(rest); k++ {
+		a := rest[k]
+		if a.uncertain() {
+			return nil, "git " + sub + " with an operand chosen at run time"
+		}
+		t := a.text
+		switch {
+		case dash || !strings.HasPrefix(t, "-") || t == "-":
+			ops = append(ops, a)
+		case t == "--":
+			dash = true
+			if sub == "checkout" {
+				ops = append(ops, shWord{text: "--"})
+			}
+		case strings.HasPrefix(t, "--template") || strings.HasPrefix(t, "--separate-git-dir") || strings.HasPrefix(t, "--pathspec-from-file"):
+			return nil, "git " + sub + " " + t + " writes what it does not name"
+		case sub == "clone" && (t == "-c" || strings.HasPrefix(t, "--config")):
+			return nil, "git clone -c sets configuration (core.sshCommand...) that names programs git runs"
+		case valued[t]:
+			k++
+		}
+	}
+	switch sub {
+	case "clone":
+		switch len(ops) {
+		case 1:
+			u := strings.TrimSuffix(strings.TrimRight(ops[0].text, "/"), ".git")
+			b := path.Base(strings.ReplaceAll(u, ":", "/"))
+			if b == "" || b == "." || b == ".." || b == "/" {
+				return nil, "git clone into a directory named by the URL"
+			}
+			return []shWord{{text: b}}, ""
+		case 2:
+			return ops[1:], ""
+		}
+		return nil, "git clone with operands agentjq cannot read"
+	case "init":
+		if len(ops) == 0 {
+			return []shWord{{text: "."}}, ""
+		}
+		return ops[:1], ""
+	case "worktree":
+		if len(ops) >= 2 && ops[0].text == "add" {
+			return ops[1:2], ""
+		}
+	case "checkout":
+		for k, o := range ops {
+			if o.text == "--" {
+				return ops[k+1:], ""
+			}
+		}
+		if len(ops) > 1 {
+			return nil, "git checkout of paths without --"
+		}
+	case "restore":
+		return ops, ""
+	}
+	return nil, ""
 }

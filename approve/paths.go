@@ -132,11 +132,18 @@ func resolveTargetFrom(p, base, anchor, home string) target {
 		add(base + "/" + p)
 	}
 	for _, r := range t.readings {
-		if hardLinked(r.abs) {
+		if hardLinked(r.abs) || processPath(r.abs) {
 			return target{unknown: true}
 		}
 	}
 	return t
+}
+
+// processPath reports a path under /proc or /dev/fd: its links (cwd,
+// root, fd/N) lead wherever the process that opens them is, which is the
+// agent, not agentjq, so agentjq cannot resolve them.
+func processPath(abs string) bool {
+	return abs == "/proc" || strings.HasPrefix(abs, "/proc/") || abs == "/dev/fd" || strings.HasPrefix(abs, "/dev/fd/")
 }
 
 func resolveDir(d string) string {
@@ -286,4 +293,118 @@ func matchSegs(pat, segs []string) bool {
 		pat, segs = pat[1:], segs[1:]
 	}
 	return len(segs) == 0
+}
+
+// maxBelow bounds how many entries below a directory a recursive read is
+// checked against one by one; past it, the patterns decide alone.
+const maxBelow = 20000
+
+type belowList struct {
+	files    []reading
+	overflow bool
+	links    []reading // directories reached through a symlink
+}
+
+// readsBelow reports whether a recursive read of the directory rd reads a
+// file the pattern matches: the files there now, each in every reading
+// (symlinks resolved); a directory too large to list, or a link to a
+// directory, is judged by whether the pattern may match below it.
+func (u *unit) readsBelow(p *pathPattern, rd reading) bool {
+	fi, err := os.Stat(rd.abs)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	if u.below == nil {
+		u.below = map[string]*belowList{}
+	}
+	l := u.below[rd.abs]
+	if l == nil {
+		l = listBelow(rd)
+		u.below[rd.abs] = l
+	}
+	if l.overflow {
+		return p.matchesBelow(rd)
+	}
+	for _, f := range l.files {
+		if p.matchReading(f) {
+			return true
+		}
+	}
+	for _, d := range l.links {
+		if p.matchReading(d) || p.matchesBelow(d) {
+			return true
+		}
+	}
+	return false
+}
+
+func listBelow(rd reading) *belowList {
+	l := &belowList{}
+	n := 0
+	_ = filepath.WalkDir(rd.abs, func(p string, d os.DirEntry, err error) error {
+		if err != nil || p == rd.abs {
+			return nil
+		}
+		if n++; n > maxBelow {
+			l.overflow = true
+			return filepath.SkipAll
+		}
+		if !d.IsDir() {
+			l.files = append(l.files, reading{abs: p, cwd: rd.cwd})
+		}
+		if d.Type()&os.ModeSymlink != 0 {
+			if r, ok := resolvePath(p); ok {
+				to := reading{abs: r, cwd: resolveDir(rd.cwd)}
+				l.files = append(l.files, to)
+				if isDir(r) {
+					l.links = append(l.links, to)
+				}
+			} else {
+				l.overflow = true
+				return filepath.SkipAll
+			}
+		}
+		return nil
+	})
+	return l
+}
+
+// matchesBelow reports whether the pattern may match a path below the
+// directory rd names.
+func (p *pathPattern) matchesBelow(rd reading) bool {
+	segs := splitPath(rd.abs)
+	if p.floating {
+		return hasPrefixSegs(segs, splitPath(rd.cwd)) || hasPrefixSegs(splitPath(rd.cwd), segs)
+	}
+	bases := p.bases
+	if bases == nil {
+		bases = []string{rd.cwd}
+	}
+	for _, b := range bases {
+		bs := splitPath(b)
+		switch {
+		case hasPrefixSegs(bs, segs):
+			return true // the pattern's anchor is inside the directory
+		case hasPrefixSegs(segs, bs) && extendsBelow(p.segs, segs[len(bs):]):
+			return true
+		}
+	}
+	return false
+}
+
+// extendsBelow reports whether glob segments may match rel followed by at
+// least one more segment.
+func extendsBelow(pat, rel []string) bool {
+	for {
+		if len(pat) == 0 {
+			return false
+		}
+		if pat[0] == "**" || len(rel) == 0 {
+			return true
+		}
+		if ok, _ := path.Match(pat[0], rel[0]); !ok {
+			return false
+		}
+		pat, rel = pat[1:], rel[1:]
+	}
 }

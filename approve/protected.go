@@ -2,6 +2,7 @@ package approve
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,6 +34,15 @@ func protectRewrite(rs *RuleSet, req *Request, v Verdict, shell []string, home s
 	}
 	if p := rs.decideAt(&r, shell); p.Rule == protectedRule {
 		return p, req
+	}
+	// What runs is the rewrite, so the rules' denies and asks hold for
+	// it as they would have for the call itself: an allow by a later
+	// policy (a jq policy, the approver) cannot carry a call the rules
+	// deny, nor one they want a person to approve, which nobody asked.
+	if o := rs.evaluateAt(&r, shell); o.behavior == protocol.Deny || o.behavior == protocol.Ask {
+		return Verdict{Behavior: protocol.Deny, Source: protocol.ByRules, Rule: o.rule.where(),
+			Message: fmt.Sprintf("agentjq: %s allowed the call with a changed input, but policy rule %s (%s) %s `%s`, so it was denied.",
+				answerSource(v), o.rule.text, o.rule.pos, map[string]string{protocol.Deny: "denies", protocol.Ask: "requires approval for"}[o.behavior], clip(o.unit, 200))}, req
 	}
 	return v, &r
 }
@@ -79,7 +89,7 @@ func protectedRoot(abs, home string) string {
 	}
 	if home != "" {
 		h := filepath.Clean(home)
-		for _, d := range []string{".config/git", ".config/fish", ".config/nushell", ".config/powershell", ".ssh", ".config/systemd", ".config/autostart"} {
+		for _, d := range []string{".config/git", ".config/fish", ".config/nushell", ".config/powershell", ".ssh", ".config/systemd", ".config/autostart", ".config/go", ".cargo/config", ".cargo/config.toml"} {
 			root := filepath.Join(h, d)
 			if abs == root || strings.HasPrefix(abs, root+"/") {
 				return root

@@ -79,7 +79,9 @@ type unit struct {
 	text string // for messages
 
 	bash        []shForm
+	bashSeen    []shForm // what a runner runs: deny and ask rules see it
 	bashUnknown bool
+	bashCode    bool // runs code agentjq does not read: deny and ask rules match
 
 	target *target
 
@@ -92,8 +94,12 @@ type unit struct {
 	specKnown bool
 
 	bashWrite bool // a file a Bash command writes
-	bareBash  bool // the Bash call as a whole: only bare Bash rules
-	inert     bool // a Bash part that needs no allow (cd, set -e)
+	// recursive: the tool reads every file below the target (Grep of a
+	// directory), so a deny of any of them is a deny of the call.
+	recursive bool
+	below     map[string]*belowList // the files below each directory read, listed once
+	bareBash  bool                  // the Bash call as a whole: only bare Bash rules
+	inert     bool                  // a Bash part that needs no allow (cd, set -e)
 }
 
 // matches reports whether r matches u. conservative mode (deny, ask) takes
@@ -119,11 +125,11 @@ func (r *rule) matches(u *unit, mode matchMode) bool {
 	}
 	switch {
 	case r.bash != nil:
-		if u.bashUnknown {
+		if u.bashUnknown || u.bashCode && mode == conservative {
 			return mode == conservative
 		}
 		if mode == conservative {
-			for _, f := range u.bash {
+			for _, f := range append(u.bash[:len(u.bash):len(u.bash)], u.bashSeen...) {
 				if r.bash.match(f.words, conservative) {
 					return true
 				}
@@ -137,6 +143,9 @@ func (r *rule) matches(u *unit, mode matchMode) bool {
 		}
 		for _, rd := range u.target.readings {
 			m := r.path.matchReading(rd)
+			if mode == conservative && u.recursive && u.readsBelow(r.path, rd) {
+				return true
+			}
 			if mode == conservative && m {
 				return true
 			}
@@ -215,6 +224,7 @@ func (rs *RuleSet) units(req *Request, shell []string) ([]*unit, toolInput) {
 		default:
 			t = resolveIn(p, shell, req.Cwd, rs.home)
 			u.text = tool + " " + p
+			u.recursive = tool == "Grep"
 		}
 		u.target = &t
 	case tool == "WebFetch":
@@ -344,10 +354,10 @@ func bashUnitsAt(cmd, anchor string, shell []string, home string) []*unit {
 		switch {
 		case p.write || p.read:
 			t := target{unknown: true}
-			if !p.writePath.uncertain() && !p.dirs.unknown {
+			if !p.writePath.uncertain() && !p.dirs.unknown && (!a.links || p.linkOwn) {
 				t = target{}
 				for _, d := range p.dirs.dirs {
-					r := resolveIn(joinDir(d, p.writePath.text), shell, anchor, home)
+					r := resolveIn(joinPath(d, p.writePath.text), shell, anchor, home)
 					if r.unknown {
 						t = r
 						break
@@ -367,7 +377,11 @@ func bashUnitsAt(cmd, anchor string, shell []string, home string) []*unit {
 			}
 			units = append(units, &unit{tool: "Bash", bashUnknown: true, text: text})
 		default:
-			units = append(units, &unit{tool: "Bash", bash: p.forms, inert: p.inert, text: p.src})
+			text := p.src
+			if p.code != "" {
+				text += " (" + p.code + ")"
+			}
+			units = append(units, &unit{tool: "Bash", bash: p.forms, bashSeen: p.seen, bashCode: p.code != "", inert: p.inert, text: text})
 		}
 	}
 	if len(a.parts) == 0 {
@@ -405,7 +419,7 @@ func (rs *RuleSet) evaluateAt(req *Request, shell []string) ruleOutcome {
 		for _, u := range units {
 			for _, r := range list {
 				if r.matches(u, conservative) {
-					return ruleOutcome{behavior: r.behavior, rule: r, unit: u.text, uncertain: u.bashUnknown || u.target != nil && u.target.unknown}
+					return ruleOutcome{behavior: r.behavior, rule: r, unit: u.text, uncertain: u.bashUnknown || u.bashCode || u.target != nil && u.target.unknown}
 				}
 			}
 		}

@@ -261,7 +261,8 @@ var allowedCorpus = []corpusCase{
 	fileCase("Write", "{cwd}/src/new/file.txt"),
 	fileCase("Read", "{home}/notes/todo.md"),
 	fileCase("Read", "~/notes/todo.md"),
-	{name: "grep in src", tool: "Grep", input: map[string]any{"pattern": "x", "path": "{cwd}/src"}},
+	// Grep of {cwd}/src reads src/env-link, the denied .env: see the attack corpus.
+	{name: "grep in src", tool: "Grep", input: map[string]any{"pattern": "x", "path": "{cwd}/src/main.go"}},
 	{name: "fetch", tool: "WebFetch", input: map[string]any{"url": "https://example.com/docs"}},
 	{name: "fetch upper", tool: "WebFetch", input: map[string]any{"url": "HTTPS://EXAMPLE.COM/x"}},
 	{name: "fetch sub", tool: "WebFetch", input: map[string]any{"url": "https://api.docs.example.org/x"}},

@@ -178,18 +178,26 @@ func answerSource(v Verdict) string {
 }
 
 // sessionOnly keeps the permission updates whose destination is the
-// session: updates for userSettings, projectSettings or localSettings
+// session, except a setMode to bypassPermissions: updates for userSettings, projectSettings or localSettings
 // (or with no or an unknown destination) would persist rules into the
 // agent's own settings files, outside agentjq's policy, and are dropped.
 func sessionOnly(list []json.RawMessage) []json.RawMessage {
 	var kept []json.RawMessage
 	for _, raw := range list {
 		var u struct {
+			Type        string `json:"type"`
+			Mode        string `json:"mode"`
 			Destination string `json:"destination"`
 		}
-		if decodeStrict(raw, &u) == nil && u.Destination == "session" {
-			kept = append(kept, raw)
+		if decodeStrict(raw, &u) != nil || u.Destination != "session" {
+			continue
 		}
+		if u.Type == "setMode" && u.Mode == "bypassPermissions" {
+			// A mode that skips permission checks is no answer to one
+			// request: agentjq's hook must go on deciding every call.
+			continue
+		}
+		kept = append(kept, raw)
 	}
 	return kept
 }

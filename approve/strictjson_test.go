@@ -76,6 +76,7 @@ func TestAnswerChecks(t *testing.T) {
 		json.RawMessage(`{"type":"addRules","rules":[{"toolName":"Bash"}],"behavior":"allow","destination":"userSettings"}`),
 		json.RawMessage(`{"type":"addRules","rules":[{"toolName":"Bash"}],"behavior":"allow"}`),
 		json.RawMessage(`{"type":"setMode","mode":"acceptEdits","destination":"session","destination":"localSettings"}`),
+		json.RawMessage(`{"type":"setMode","mode":"bypassPermissions","destination":"session"}`),
 		json.RawMessage(`{"type":"setMode","mode":"acceptEdits","destination":"session"}`),
 	}})
 	if len(v.UpdatedPermissions) != 1 || !strings.Contains(string(v.UpdatedPermissions[0]), `"session"}`) {

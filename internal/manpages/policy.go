@@ -176,19 +176,60 @@ through to ask or deny. Unknown are:
   an expansion, mapfile, getopts...) are unknown;
 - wrappers (env, exec, command, builtin, nice, ionice, nohup, timeout,
   time, stdbuf, sudo, doas, setsid, taskset, chrt, strace, watch, flock,
-  xargs, find -exec) are read with their real option grammar; an option the
-  table does not know, or a word whose value is known only at run time, is
-  unknown, never "the next word is the command". Programs that run a
-  command in a way agentjq does not follow (chroot, su, script, parallel,
-  unshare, busybox ...) are unknown.
+  xargs, find -exec, setarch, linux32/linux64, chronic, ifne, logsave,
+  systemd-cat, caffeinate, trickle) are read with their real option grammar;
+  an option the table does not know, or a word whose value is known only at
+  run time, is unknown, never "the next word is the command". Programs that
+  run a command in a way agentjq does not follow (chroot, su, script,
+  parallel, unshare, busybox, perf, hyperfine, pee, direnv, nix-shell, vim,
+  emacs, a dynamic loader such as ld-linux.so ...) are unknown. A wrapper or
+  shell run by a path outside /bin, /usr/bin, /usr/local/bin, /sbin and
+  /usr/sbin (/opt/homebrew/bin/env, ./node_modules/.bin/sh) is not looked
+  through, and every deny or ask rule matches it;
+- a shell with no script operand and no -c (or with -) reads its script from
+  stdin: a literal here-document or here-string is read as the script
+  (**bash <<< 'ls'** is ls), anything else (**echo x | sh**, **bash < file**)
+  is unknown;
+- tools that look read-only but run programs or write files through an
+  option or their program are unknown: awk programs with system(), pipes,
+  getline from a command or print > file (and awk -f), sed scripts with the e
+  or w commands or flags (and sed -f), go -exec, -toolexec, -vettool and go
+  env -w, rg --pre, fd -x, sort --compress-program, git grep -O, git
+  --upload-pack/--receive-pack, git submodule foreach, git rebase --exec,
+  git bisect run, man -P/-H, less +cmd or -k, zip -TT, split, ed, tar other
+  than -t listing, curl -K and wget -e.
+
+Code given on a command line is opaque: python -c, perl/ruby/node -e, an
+interpreter reading its program from stdin, php -r, dc, git -c, --config-env,
+--exec-path and --git-dir, make --eval, make -f - and make VAR=value, ssh -o
+ProxyCommand (or LocalCommand, Match, -F), sqlite3 .shell. An allow rule
+that matches its words allows it (**Bash(python3 -c:\*)**), but every Bash
+deny or ask rule matches it, since the code may run anything: under
+**"deny": ["Bash(curl:\*)"]**, **python3 -c '...'** is denied. Likewise a
+runner of a subcommand (uv run, poetry run, pipenv run, pnpm exec, npm exec,
+npx, bundle exec ...) is allowed by a rule for its own words
+(**Bash(uv run pytest:\*)**), and deny and ask rules also see the command it
+runs.
+
+claude runs the user's shell when that is zsh. So an extended glob such as
+**\*(e:'cmd':)** (a zsh glob qualifier that runs cmd) is unknown, and a word
+starting with an unquoted = and a name (zsh's **=rm**, the path of rm) may
+expand.
 
 Files a command writes are writes, judged by the Edit/Write rules like a
 redirection: tee's files, the targets of cp, mv, install and ln (and mv's
 sources), the operands of touch, mkdir, rm, rmdir, truncate, chmod ...,
 **dd of=**, **sort -o**, **curl -o**, **wget -O**, **git --output**,
-**time -o**, **strace -o**, **find -delete** and **-fprint**, and git config
-(which writes .git/config or ~/.gitconfig). A command that writes files it
-does not name (curl -O, wget without -O, sed -i) is unknown.
+**time -o**, **strace -o**, **find -delete** and **-fprint**, git config
+(which writes .git/config or ~/.gitconfig), go's -o and profile flags
+(-coverprofile, -cpuprofile, -outputdir ...), uniq's and xxd's output
+operand, shuf/iconv/sdiff -o, sponge, gzip and its kin compressing in place,
+zip's archive, scp's local target, mktemp's template directory, the
+directory of git clone, git init and git worktree add, and the paths of git
+checkout -- and git restore. A command that writes files it does not name
+(curl -O, wget without -O, sed -i, git clone --template) is unknown. A
+command that makes links (ln, cp -s, cp -l) may make its other paths run
+through a link that does not exist yet when it is judged: they are unknown.
 
 An input redirection (**< file**, **$(< file)**, **<> file**) is a read,
 judged by the Read rules like a Read of the file (other reads, such as
@@ -200,7 +241,10 @@ remembers where each Bash call it did not deny may have left claude's shell
 (claude keeps the shell's directory between calls). A relative write must be
 allowed in every directory the shell may be in; when that cannot be known
 (cd $X, cd -, popd, a cd in a loop or a function, more than 16 directories),
-relative writes are not allowed by any rule. A command made only of cd,
+relative writes are not allowed by any rule. **cd** cleans .. as bash's
+logical cd does (**cd -P** makes the directory unknown); a file path keeps
+its .. until its links are followed, since the kernel resolves
+**src/link/../x** from where the link leads. A command made only of cd,
 set -e, read, true and the like runs no program and is allowed; deny and ask
 rules still see it. Commands are matched whatever their length.
 
@@ -214,7 +258,8 @@ hooks of any repository below .git (modules, worktrees), shell start-up
 files (.bashrc, .bash_profile, .profile, .zshrc, .zshenv, .zprofile, .kshrc,
 .cshrc, .inputrc, .envrc, ~/.config/fish/\*\*...), the files that set how
 npm, yarn, curl and wget run (.npmrc, .yarnrc, .curlrc, .wgetrc, .netrc),
-~/.ssh/\*\*, ~/.config/systemd/\*\* and ~/.config/autostart/\*\*, wherever
+~/.ssh/\*\*, ~/.config/systemd/\*\*, ~/.config/autostart/\*\*, go's
+~/.config/go/env (GOFLAGS may name programs) and cargo's ~/.cargo/config.toml, wherever
 they are. A write to one
 (Edit, Write, MultiEdit, NotebookEdit, a Bash redirection or file-writing
 command), also through a symlink, is denied by default, whatever jq
@@ -234,7 +279,12 @@ does not match the tool's schema (a path that is not a string, a missing
 file_path, a duplicate key, a key that differs from the schema's only in
 case such as Command or File_path) is not allowed by any rule. Symlinks are
 followed through every component, dangling ones included: a link whose
-target does not exist yet is judged where the write would land.
+target does not exist yet is judged where the write would land. A path under
+/proc or /dev/fd (/proc/self/cwd/.env) leads wherever the agent's process
+is, so it is unknown: no rule allows it and every deny rule of the tool
+matches it. Grep of a directory reads every file below it: a deny or ask
+Read rule that matches any file there (links resolved; in a tree too large
+to list, any path the pattern may match below it) matches the call.
 
 # JQ POLICIES
 
@@ -272,7 +322,10 @@ message. A deny whose message is empty or only spaces gets agentjq's
 default message. **updatedPermissions** are kept only when their destination
 is **session**: updates for userSettings, projectSettings or localSettings
 (or with no destination) would write rules into the agent's own settings
-files, outside the policy, and are dropped.
+files, outside the policy, and are dropped; so is a setMode to
+bypassPermissions, whatever its destination. An allow that rewrites the input
+(a jq policy's or the approver's updatedInput) is judged again by the rules
+files as it will run: a rewrite that a deny or ask rule matches is denied.
 
 # APPROVER PROTOCOL (--approver-format control)
 
