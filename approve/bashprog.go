@@ -353,8 +353,10 @@ func sedScriptRuns(s string) string {
 			}
 			d := s[i]
 			i++
-			if !delimited(d) || !delimited(d) {
-				return "a sed script agentjq cannot read"
+			for range 2 { // the pattern, then the replacement
+				if !delimited(d) {
+					return "a sed script agentjq cannot read"
+				}
 			}
 			if c == 'y' {
 				continue
