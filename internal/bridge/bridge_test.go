@@ -430,7 +430,10 @@ func TestBigLinesPassUnchanged(t *testing.T) {
 		if n > 8<<20 && testing.Short() {
 			continue
 		}
-		r := runFake(t, "bigline:"+strconv.Itoa(n), "hi\n", nil)
+		// The grace bounds how long the end waits for the pump: checking a
+		// 64 MiB line under -race on a busy machine can take longer than
+		// the tests' usual half second.
+		r := runFake(t, "bigline:"+strconv.Itoa(n), "hi\n", func(o *Options) { o.Grace = 10 * time.Second })
 		lines := agentLines(r.stdout)
 		if len(lines) != 2 || len(lines[0]) < n || !json.Valid([]byte(lines[0])) {
 			t.Fatalf("%d-byte line: got %d lines", n, len(lines))
