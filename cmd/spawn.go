@@ -78,11 +78,7 @@ func (c *SpawnCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Contex
 	if err != nil {
 		return err
 	}
-	runErr := runSpawn(ctx, ios, c.SpawnFlags, agentArgs, rec)
-	if err := rec.Close(); err != nil && runErr == nil {
-		runErr = err
-	}
-	return runErr
+	return closeRecording(ios, rec, runSpawn(ctx, ios, c.SpawnFlags, agentArgs, rec))
 }
 
 // splitAgentArgs returns the arguments after --, which kong passes
@@ -132,9 +128,9 @@ func runSpawnWith(ctx context.Context, ios *iostreams.IO, f SpawnFlags, agentArg
 	defer chain.Close()
 	if tap != nil {
 		opts.Tap = tap.Tap
-		if e, ok := tap.(interface{ Err() error }); ok {
+		if e, ok := tap.(interface{ Flush() error }); ok {
 			// A recording that failed (disk full) is the session's error.
-			opts.TapErr = e.Err
+			opts.TapErr = e.Flush
 		}
 		if e, ok := tap.(interface{ Echo() func([]byte) []byte }); ok {
 			if echo := e.Echo(); echo != nil {
