@@ -368,9 +368,11 @@ agent that stops reading its stdin can hold this up.
 The terminal: when stdin is the terminal that prompts are answered on, a
 line typed while a permission prompt is open answers the prompt; any other
 line is a turn. Ctrl-D ends the turns (prompts still work until the session
-ends). While a prompt is open agentjq holds its stdout, so a viewer on the
-same terminal (spawn | agentjq filter --view) prints nothing into it; the
-held lines follow the answer.
+ends). While a prompt is open agentjq holds its stdout, and the prompt holds a
+lock on the terminal (flock(2) on its device node, Linux) that filter
+--view takes for each line it draws, so a viewer on the same terminal
+(spawn | agentjq filter --view) prints nothing into the prompt even when
+it lags behind; the held lines follow the answer.
 
 ` + exitTable(protocol.SpawnExitTable) + `
 Examples:
