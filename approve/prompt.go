@@ -7,11 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentjq/agentjq/internal/protocol"
+	"github.com/agentjq/agentjq/internal/termlock"
 )
 
 // Prompter asks the person at the terminal. It reads whole lines (no raw
@@ -156,6 +159,11 @@ func (r turnReader) Read(p []byte) (int, error) {
 
 var errTTYClosed = errors.New("the terminal was closed")
 
+// termWait bounds the wait for a viewer's write under way before the
+// prompt is drawn: one write to a terminal that has stopped (Ctrl-S)
+// does not hold the prompt back.
+const termWait = 2 * time.Second
+
 // SessionRules lists the rules "always" answers added.
 func (p *Prompter) SessionRules() []string {
 	p.mu.Lock()
@@ -183,6 +191,11 @@ func (p *Prompter) Decide(ctx context.Context, req *Request) (Verdict, error) {
 	defer func() { <-p.sem }()
 	if p.Quiet != nil {
 		defer p.Quiet()()
+	}
+	if f, ok := p.w.(*os.File); ok {
+		// A viewer on this terminal that lags behind what spawn held
+		// back (filter --view on a slow terminal) waits for the answer.
+		defer termlock.Hold(ctx, f, termWait)()
 	}
 	if p.in != nil {
 		p.in.setPrompting(true)

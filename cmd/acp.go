@@ -83,7 +83,7 @@ func (c *ACPCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Context)
 				chain.Close()
 				return bridge.Options{}, nil, err
 			}
-			opts.Tap, opts.TapErr = rec.Tap, rec.w.Err
+			opts.Tap, opts.TapErr = rec.Tap, rec.Flush
 		}
 		opts.Gate = nil
 		done := func() error {

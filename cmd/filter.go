@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/agentjq/agentjq/filter"
+	"github.com/agentjq/agentjq/internal/termlock"
 	"github.com/agentjq/agentjq/iostreams"
 	"github.com/agentjq/agentjq/view"
 )
@@ -64,8 +65,10 @@ func isRegularFile(w any) bool {
 // exit status is then a bad input line's (5), after everything is shown.
 func runView(ctx context.Context, ios *iostreams.IO, o *filter.Options) error {
 	vo := view.Options{Color: ios.ColorOut(iostreams.ColorMode(o.ColorMode))}
+	// On a terminal a prompt of spawn's may hold (termlock): wait for it.
+	out := termlock.NewWriter(ctx, ios.Out)
 	if len(o.Files) == 0 {
-		return viewExit(view.Render(ctx, ios.In, "<stdin>", ios.Out, vo))
+		return viewExit(view.Render(ctx, ios.In, "<stdin>", out, vo))
 	}
 	var bad error
 	for _, name := range o.Files {
@@ -77,7 +80,7 @@ func runView(ctx context.Context, ios *iostreams.IO, o *filter.Options) error {
 		if err != nil {
 			return &exitError{code: filter.ExitUsage, err: err}
 		}
-		err = view.Render(ctx, f, name, ios.Out, vo)
+		err = view.Render(ctx, f, name, out, vo)
 		f.Close()
 		var bi *view.BadInput
 		switch {

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/alecthomas/kong"
 
@@ -61,22 +62,57 @@ func (c *RecordCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Conte
 	} else {
 		runErr = runSpawn(ctx, ios, c.SpawnFlags, agentArgs, rec)
 	}
-	if err := rec.Close(); err != nil && runErr == nil {
-		runErr = err
-	}
-	return runErr
+	return closeRecording(ios, rec, runErr)
 }
 
 // openedRecording is a recording being written to a file.
 type openedRecording struct {
-	f    *os.File
+	f    recordingFile
 	w    *recording.Writer
 	red  *redact.Redactor // nil with --no-redact
 	path string
+
+	mu       sync.Mutex
+	reported error // the failure Flush returned: the session has said it
 }
 
-// Err reports a write error of the recording (the bridge's TapErr).
-func (r *openedRecording) Err() error { return r.w.Err() }
+// recordingFile is where a recording goes: an *os.File.
+type recordingFile interface {
+	io.Writer
+	Close() error
+}
+
+// createRecordingFile creates (truncates) a recording's file; a test
+// puts a disk that fills up in its place.
+var createRecordingFile = func(path string) (recordingFile, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// Flush waits until every line tapped so far is written and reports a
+// write error (the bridge's TapErr, asked before the exit event).
+func (r *openedRecording) Flush() error {
+	err := r.w.Flush()
+	if err == nil {
+		return nil
+	}
+	r.mu.Lock()
+	r.reported = err
+	r.mu.Unlock()
+	return r.failed(err)
+}
+
+// failed names the file in err once (an *os.File's errors name it too).
+func (r *openedRecording) failed(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == r.path {
+		err = fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	return fmt.Errorf("recording %s: %w", r.path, err)
+}
 
 // Echo is what the bridge's echo of a non-JSON agent line goes through:
 // the recording's own redaction, user expressions included.
@@ -90,18 +126,38 @@ func (r *openedRecording) Echo() func([]byte) []byte {
 // Tap records one line; pass it to the bridge.
 func (r *openedRecording) Tap(dir protocol.Direction, line []byte) { r.w.Tap(dir, line) }
 
-// Close reports a write error that happened during the session and
-// closes the file.
+// Close writes out what is queued and closes the file. It reports a
+// failure the session has not reported already: one known only now (the
+// close itself, or lines tapped after the exit event).
 func (r *openedRecording) Close() error {
 	werr := r.w.Close()
 	cerr := r.f.Close()
-	if werr != nil {
-		return fmt.Errorf("recording %s: %w", r.path, werr)
+	r.mu.Lock()
+	reported := r.reported
+	r.mu.Unlock()
+	if werr != nil && werr != reported {
+		return r.failed(werr)
 	}
 	if cerr != nil {
-		return fmt.Errorf("recording %s: %w", r.path, cerr)
+		return r.failed(cerr)
 	}
 	return nil
+}
+
+// closeRecording closes rec after a session that ended with runErr. A
+// recording that failed fails the command (exit 1), whatever the session
+// did, and says so naming the file even when the session's own status
+// was already reported.
+func closeRecording(ios *iostreams.IO, rec *openedRecording, runErr error) error {
+	err := rec.Close()
+	if err == nil {
+		return runErr
+	}
+	if runErr == nil {
+		return err
+	}
+	fmt.Fprintf(ios.Err, "agentjq: %v\n", err)
+	return silentExit(protocol.ExitError)
 }
 
 // openRecording creates path and writes the header. spawn --record uses
@@ -133,7 +189,7 @@ func openRecordingWith(ios *iostreams.IO, path string, rf RedactFlags, session r
 	if cwd == "" {
 		cwd, _ = os.Getwd()
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := createRecordingFile(path)
 	if err != nil {
 		if dir := filepath.Dir(path); errors.Is(err, fs.ErrNotExist) {
 			if _, serr := os.Stat(dir); serr != nil {
@@ -155,7 +211,8 @@ func openRecordingWith(ios *iostreams.IO, path string, rf RedactFlags, session r
 	}, recording.WriterOptions{Redactor: red, Async: true, ValidOut: validOut})
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("recording %s: %w", path, err)
+		rec := &openedRecording{path: path}
+		return nil, rec.failed(err)
 	}
 	return &openedRecording{f: f, w: w, red: red, path: path}, nil
 }

@@ -78,11 +78,7 @@ func (c *SpawnCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Contex
 	if err != nil {
 		return err
 	}
-	runErr := runSpawn(ctx, ios, c.SpawnFlags, agentArgs, rec)
-	if err := rec.Close(); err != nil && runErr == nil {
-		runErr = err
-	}
-	return runErr
+	return closeRecording(ios, rec, runSpawn(ctx, ios, c.SpawnFlags, agentArgs, rec))
 }
 
 // splitAgentArgs returns the arguments after --, which kong passes
@@ -132,9 +128,9 @@ func runSpawnWith(ctx context.Context, ios *iostreams.IO, f SpawnFlags, agentArg
 	defer chain.Close()
 	if tap != nil {
 		opts.Tap = tap.Tap
-		if e, ok := tap.(interface{ Err() error }); ok {
+		if e, ok := tap.(interface{ Flush() error }); ok {
 			// A recording that failed (disk full) is the session's error.
-			opts.TapErr = e.Err
+			opts.TapErr = e.Flush
 		}
 		if e, ok := tap.(interface{ Echo() func([]byte) []byte }); ok {
 			if echo := e.Echo(); echo != nil {
@@ -371,9 +367,11 @@ agent that stops reading its stdin can hold this up.
 The terminal: when stdin is the terminal that prompts are answered on, a
 line typed while a permission prompt is open answers the prompt; any other
 line is a turn. Ctrl-D ends the turns (prompts still work until the session
-ends). While a prompt is open agentjq holds its stdout, so a viewer on the
-same terminal (spawn | agentjq filter --view) prints nothing into it; the
-held lines follow the answer.
+ends). While a prompt is open agentjq holds its stdout, and the prompt holds a
+lock on the terminal (flock(2) on its device node, Linux) that filter
+--view takes for each line it draws, so a viewer on the same terminal
+(spawn | agentjq filter --view) prints nothing into the prompt even when
+it lags behind; the held lines follow the answer.
 
 ` + exitTable(protocol.SpawnExitTable) + `
 Examples:

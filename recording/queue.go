@@ -31,6 +31,9 @@ type qitem struct {
 	t          time.Time
 	off, n     int
 	setVersion bool // the line is a version for SetAgentVersion
+	// flushed, when set, marks a Flush: it is closed once every line put
+	// before it has been handed to the write goroutine and written.
+	flushed chan struct{}
 }
 
 func newQueue(w *Writer, limit int) *queue {
@@ -45,15 +48,16 @@ func newQueue(w *Writer, limit int) *queue {
 }
 
 // put copies line into the queue, waiting while the queue holds limit
-// bytes already (a longer line is queued alone).
-func (q *queue) put(it qitem, line []byte) {
+// bytes already (a longer line is queued alone). It reports false when
+// the queue is closed and took nothing.
+func (q *queue) put(it qitem, line []byte) bool {
 	q.mu.Lock()
 	for len(q.buf) > 0 && len(q.buf)+len(line) > q.limit && !q.closed {
 		q.cond.Wait()
 	}
 	if q.closed {
 		q.mu.Unlock()
-		return
+		return false
 	}
 	wake := len(q.items) == 0 // the goroutine waits only on an empty queue
 	it.off, it.n = len(q.buf), len(line)
@@ -63,6 +67,15 @@ func (q *queue) put(it qitem, line []byte) {
 		q.cond.Broadcast()
 	}
 	q.mu.Unlock()
+	return true
+}
+
+// flush waits until every line put so far is written.
+func (q *queue) flush() {
+	done := make(chan struct{})
+	if q.put(qitem{flushed: done}, nil) {
+		<-done
+	}
 }
 
 func (q *queue) run() {
@@ -88,6 +101,14 @@ func (q *queue) run() {
 		q.mu.Unlock()
 		for _, it := range items {
 			line := buf[it.off : it.off+it.n]
+			if it.flushed != nil {
+				q.w.mu.Lock()
+				q.w.flushLocked()
+				q.w.mu.Unlock()
+				q.w.out.wait()
+				close(it.flushed)
+				continue
+			}
 			if it.setVersion {
 				q.w.setVersion(string(line), it.t, false)
 				continue
@@ -118,24 +139,32 @@ type writeQ struct {
 	spare chan []byte
 	done  chan struct{}
 
-	mu  sync.Mutex
-	err error // the first write error
+	mu      sync.Mutex
+	cond    *sync.Cond // signalled when a write is done
+	handed  int        // buffers handed for writing
+	written int        // of them, written (or skipped after an error)
+	err     error      // the first write error
 }
 
 func newWriteQ(w io.Writer) *writeQ {
 	q := &writeQ{full: make(chan []byte, 1), spare: make(chan []byte, 2), done: make(chan struct{})}
+	q.cond = sync.NewCond(&q.mu)
 	q.spare <- nil
 	q.spare <- nil
 	go func() {
 		defer close(q.done)
 		for b := range q.full {
+			var err error
 			if q.Err() == nil {
-				if _, err := w.Write(b); err != nil {
-					q.mu.Lock()
-					q.err = err
-					q.mu.Unlock()
-				}
+				_, err = w.Write(b)
 			}
+			q.mu.Lock()
+			if err != nil {
+				q.err = err
+			}
+			q.written++
+			q.cond.Broadcast()
+			q.mu.Unlock()
 			if cap(b) > 8<<20 {
 				b = nil // do not keep one huge line's buffer
 			}
@@ -149,8 +178,20 @@ func newWriteQ(w io.Writer) *writeQ {
 // while the others are being written.
 func (q *writeQ) hand(b []byte) []byte {
 	next := <-q.spare
+	q.mu.Lock()
+	q.handed++
+	q.mu.Unlock()
 	q.full <- b
 	return next
+}
+
+// wait returns once every buffer handed so far is written.
+func (q *writeQ) wait() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.written < q.handed {
+		q.cond.Wait()
+	}
 }
 
 // Err returns the first write error.

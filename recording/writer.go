@@ -234,6 +234,18 @@ func (w *Writer) setVersion(v string, t time.Time, flush bool) {
 	}
 }
 
+// Flush waits until every line tapped so far has been written to the
+// underlying writer (Async; without it every Tap writes at once) and
+// returns Err. The session flushes before it composes its exit event, so
+// that a failure to write the last lines makes the exit event an error,
+// not a success. It does not fsync: what reached the OS counts as written.
+func (w *Writer) Flush() error {
+	if w.q != nil {
+		w.q.flush()
+	}
+	return w.Err()
+}
+
 // Close waits until every queued line is written (Async); the Writer
 // takes no more lines. It returns Err. The underlying writer is the
 // caller's to close.

@@ -222,3 +222,46 @@ func TestHeaderFirstKeyAndCompat(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// slowFullDisk takes the header and then fails every write, slowly.
+type slowFullDisk struct {
+	mu     sync.Mutex
+	writes int
+}
+
+func (d *slowFullDisk) Write(p []byte) (int, error) {
+	d.mu.Lock()
+	d.writes++
+	n := d.writes
+	d.mu.Unlock()
+	if n == 1 {
+		return len(p), nil
+	}
+	time.Sleep(100 * time.Millisecond)
+	return 0, io.ErrShortWrite
+}
+
+// TestFlushKnowsTheLastWrite: once Flush returns, the failure of a write
+// of any line tapped before is known (the exit event is composed then),
+// and the Writer still takes lines afterwards.
+func TestFlushKnowsTheLastWrite(t *testing.T) {
+	d := &slowFullDisk{}
+	w, err := NewWriter(d, Header{}, WriterOptions{Async: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatalf("Flush with nothing tapped: %v", err)
+	}
+	w.Tap(protocol.DirOut, []byte(`{"type":"result"}`))
+	if err := w.Flush(); err != io.ErrShortWrite {
+		t.Fatalf("Flush() = %v, want the last write's failure", err)
+	}
+	w.Tap(protocol.DirEvent, []byte(`{"type":"agentjq","subtype":"exit"}`))
+	if err := w.Close(); err != io.ErrShortWrite {
+		t.Errorf("Close() = %v", err)
+	}
+	if err := w.Flush(); err != io.ErrShortWrite {
+		t.Errorf("Flush after Close = %v", err)
+	}
+}

@@ -443,6 +443,43 @@ func TestTapFailureIsAnError(t *testing.T) {
 	}
 }
 
+// TestTapFailureOfTheExitEvent: a recording that fails only when the exit
+// event is written still makes the exit event stdout gets an error, and
+// the tap is asked to write out before the exit event is composed.
+func TestTapFailureOfTheExitEvent(t *testing.T) {
+	var mu sync.Mutex
+	var exitTapped bool
+	var asked []bool // for each TapErr call: was the exit event tapped
+	r := runFake(t, "capture:hello", "hi\n", func(o *Options) {
+		o.Tap = func(dir protocol.Direction, line []byte) {
+			mu.Lock()
+			defer mu.Unlock()
+			if dir == protocol.DirEvent && strings.Contains(string(line), `"subtype":"exit"`) {
+				exitTapped = true
+			}
+		}
+		o.TapErr = func() error {
+			mu.Lock()
+			defer mu.Unlock()
+			asked = append(asked, exitTapped)
+			if exitTapped {
+				return fmt.Errorf("recording x.ndjson: write: no space left on device")
+			}
+			return nil
+		}
+	})
+	if len(asked) != 2 || asked[0] || !asked[1] {
+		t.Errorf("TapErr asked %v, want once before and once after the exit event was tapped", asked)
+	}
+	if r.rep.Outcome != protocol.OutcomeError || r.rep.ExitCode != protocol.ExitError {
+		t.Errorf("outcome %s/%d, want error", r.rep.Outcome, r.rep.ExitCode)
+	}
+	ex := events(t, r.stdout, "exit")
+	if len(ex) != 1 || ex[0]["code"] != float64(protocol.ExitError) || !strings.Contains(fmt.Sprint(ex[0]["error"]), "no space left") {
+		t.Errorf("exit event %v", ex)
+	}
+}
+
 // TestOutputGateHoldsStdout: while a prompt holds the gate, nothing more
 // reaches stdout; after the release everything does, in order.
 func TestOutputGateHoldsStdout(t *testing.T) {

@@ -72,9 +72,11 @@ type Options struct {
 	// Tap sees every line in every direction, in order. The line is only
 	// lent for the call: a tap that keeps it copies it.
 	Tap func(dir protocol.Direction, line []byte)
-	// TapErr, when set, reports a failure of whatever the tap feeds (a
-	// recording's write error): the session's outcome is then an error,
-	// never a success.
+	// TapErr, when set, waits until whatever the tap feeds has taken every
+	// line tapped so far (a recording's queue written out) and reports its
+	// failure (a write error): the session's outcome is then an error,
+	// never a success. It is called at the end, before the exit event is
+	// composed and again once the exit event is tapped.
 	TapErr func() error
 
 	// Forward, when set, makes the session a proxy for a client that
@@ -1032,17 +1034,49 @@ func (s *session) cancelPending() {
 	}
 }
 
-// finish computes the outcome and writes the exit event.
+// finish computes the outcome and writes the exit event. What was tapped
+// is written out first (TapErr waits for it), so that a recording whose
+// last lines could not be written makes the exit event an error; the exit
+// event is recorded before it is sent, so that a recording that cannot
+// take it makes the event stdout gets an error too.
 func (s *session) finish() Report {
-	rep, ev := s.outcome()
-	s.event(ev)
-	// The exit event is the last line: a handler that ends late taps and
-	// writes nothing more (the recording is closed after Run returns).
+	tapErr := s.tapErr()
+	rep, ev := s.outcome(tapErr)
+	if tapErr != nil || s.opts.TapErr == nil || s.fwd != nil {
+		s.event(ev)
+		// The exit event is the last line: a handler that ends late taps
+		// and writes nothing more (the recording is closed after Run
+		// returns).
+		s.ended.Store(true)
+		return rep
+	}
+	b := protocol.Marshal(ev)
+	s.tap(protocol.DirEvent, b)
+	if err := s.tapErr(); err != nil {
+		// Not recorded: the recording has failed already.
+		rep, ev = s.outcome(err)
+		b = protocol.Marshal(ev)
+	}
 	s.ended.Store(true)
+	if !s.opts.NoEvents {
+		s.outLine(b)
+	}
 	return rep
 }
 
-func (s *session) outcome() (Report, protocol.Exit) {
+// tapErr waits for what the tap feeds to take every line tapped so far
+// and reports its failure. It is called without s.mu: a recorder behind
+// a slow disk holds up only the end of the session.
+func (s *session) tapErr() error {
+	if s.opts.TapErr == nil {
+		return nil
+	}
+	return s.opts.TapErr()
+}
+
+// outcome is the session's report and exit event; tapErr is the
+// recording's failure, which makes any session an error.
+func (s *session) outcome(tapErr error) (Report, protocol.Exit) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rep := Report{AgentExit: s.cmd.ProcessState.ExitCode(), Turns: s.turns, Denials: len(s.denied)}
@@ -1053,10 +1087,6 @@ func (s *session) outcome() (Report, protocol.Exit) {
 	agentExit := rep.AgentExit
 	if s.reaped {
 		agentExit = 0 // its work was done; we ended it
-	}
-	var tapErr error
-	if s.opts.TapErr != nil {
-		tapErr = s.opts.TapErr()
 	}
 	var last *protocol.Result
 	if s.lastResult != nil {

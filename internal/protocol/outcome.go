@@ -65,7 +65,7 @@ type ExitRow struct {
 // --help and the man pages, and tested row by row.
 var SpawnExitTable = []ExitRow{
 	{ExitSuccess, OutcomeSuccess, "every turn succeeded and no tool call was denied"},
-	{ExitError, OutcomeError, "the last result was an error (max turns, budget, API error, error during execution)"},
+	{ExitError, OutcomeError, "the last result was an error (max turns, budget, API error, error during execution), or the recording (--record, record -o) could not be written"},
 	{ExitUsage, "", "usage error or bad input (flags, policy files), before the agent starts"},
 	{ExitDenied, OutcomeDenied, "the session succeeded but at least one tool call was denied"},
 	{ExitCrashed, OutcomeCrashed, "the agent exited or died without the result of a turn in flight"},

@@ -27,6 +27,9 @@
 //	garbage            write lines that are not JSON objects (binary, arrays, cut-off
 //	                   objects, a long line of junk), then a result per turn
 //	numeric-id         ask can_use_tool under the number 7 as request_id, then a result
+//	ask-while-talking:N  answer initialize, read a turn, write N assistant lines and ask can_use_tool "talk1" (a
+//	                   Write) at once, write an assistant line every 10ms until the answer
+//	                   comes, then a result; the texts say "view line before|during|after"
 //	deep-request       ask can_use_tool "deep1" with an input nested 10001 deep (valid JSON
 //	                   deeper than the scanner reads), then a PreToolUse hook_callback "deep2"
 //	                   as deep, then end the turn with a result as deep
@@ -168,6 +171,48 @@ func Main(scenario string) int {
 			}
 		}
 		fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"num_turns":1}`)
+		return resultPerTurn()
+	case strings.HasPrefix(scenario, "ask-while-talking:"):
+		var n int
+		fmt.Sscan(strings.TrimPrefix(scenario, "ask-while-talking:"), &n)
+		if first, ok := readLine(); ok && bytes.Contains(first, []byte(`"subtype":"initialize"`)) {
+			var m struct {
+				RequestID string `json:"request_id"`
+			}
+			json.Unmarshal(first, &m)
+			fmt.Fprintf(out, `{"type":"control_response","response":{"subtype":"success","request_id":%q,"response":{}}}`+"\n", m.RequestID)
+			readLine() // the turn
+		}
+		text := func(w io.Writer, s string) {
+			fmt.Fprintf(w, `{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":%q}]},"session_id":"talk"}`+"\n", s)
+		}
+		bw := bufio.NewWriterSize(out, 1<<20)
+		fmt.Fprintln(bw, `{"type":"system","subtype":"init","session_id":"talk","claude_code_version":"2.1.328","cwd":"/tmp","model":"fake","tools":["Write"],"permissionMode":"default"}`)
+		for i := range n {
+			text(bw, fmt.Sprintf("view line before %d", i))
+		}
+		fmt.Fprintln(bw, `{"type":"control_request","request_id":"talk1","request":{"subtype":"can_use_tool","tool_name":"Write","input":{"file_path":"banana.txt","content":"banana\n"},"tool_use_id":"toolu_talk1"}}`)
+		bw.Flush()
+		stop, stopped := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(stopped)
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				case <-time.After(10 * time.Millisecond):
+					text(out, fmt.Sprintf("view line during %d", i))
+				}
+			}
+		}()
+		answered := waitResponse("talk1")
+		close(stop)
+		<-stopped
+		if !answered {
+			return 1
+		}
+		text(out, "view line after")
+		fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"result":"done","num_turns":1,"session_id":"talk"}`)
 		return resultPerTurn()
 	case scenario == "deep-request":
 		readLine()
