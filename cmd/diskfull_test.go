@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/internal/testkit/livetest"
+	"github.com/agentjq/agentjq/iostreams"
 	"github.com/agentjq/agentjq/recording"
 )
 
@@ -127,6 +128,53 @@ func TestRecordingFailsAtTheEnd(t *testing.T) {
 				if e.Dir == protocol.DirEvent && bytes.Contains(e.Msg, []byte(`"subtype":"exit"`)) {
 					t.Errorf("the incomplete recording holds an exit event: %s", e.Msg)
 				}
+			}
+		})
+	}
+}
+
+// TestProxyRecordingFailsAtTheEnd: under the proxy, too, a recording whose
+// last writes fail makes the proxy exit 1 with a message naming the file,
+// though what the client was sent is the agent's own.
+func TestProxyRecordingFailsAtTheEnd(t *testing.T) {
+	livetest.SkipShort(t, "runs this test binary as the agent")
+	for _, c := range []struct {
+		name     string
+		full     string
+		closeErr error
+	}{
+		{name: "the last agent lines", full: `"type":"result"`},
+		{name: "only the close", closeErr: syscall.EIO},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "s.rec")
+			create := createRecordingFile
+			t.Cleanup(func() { createRecordingFile = create })
+			createRecordingFile = func(p string) (recordingFile, error) {
+				f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+				if err != nil {
+					return nil, err
+				}
+				return &fillingDisk{f: f, full: c.full, delay: 150 * time.Millisecond, closeErr: c.closeErr}, nil
+			}
+			// The proxy refuses agentjq as its agent: a script plays it.
+			agent := filepath.Join(t.TempDir(), "agent")
+			os.WriteFile(agent, []byte("#!/bin/sh\nread turn\n"+
+				`echo '{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"hi"}]}}'`+"\n"+
+				`echo '{"type":"result","subtype":"success","is_error":false,"result":"hi"}'`+"\n"), 0o755)
+			ios, in, out, errb := iostreams.Test()
+			ios.Environ = []string{"PATH=" + os.Getenv("PATH"), "AGENTJQ_GRACE=500ms"}
+			in.WriteString(`{"type":"user","message":{"role":"user","content":"hi"}}` + "\n")
+			code := Main([]string{"proxy", "--bin", agent, "--record", path, "--",
+				"--input-format", "stream-json", "--output-format", "stream-json", "--verbose"}, ios)
+			if code != protocol.ExitError {
+				t.Errorf("exit %d, want %d (the recording failed); stderr %q", code, protocol.ExitError, errb)
+			}
+			if strings.Count(errb.String(), "recording "+path+": ") != 1 {
+				t.Errorf("the failure is not said exactly once, naming the file: %q", errb)
+			}
+			if !strings.Contains(out.String(), `"type":"result"`) {
+				t.Errorf("the client did not get the agent's result: %q", out)
 			}
 		})
 	}

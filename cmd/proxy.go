@@ -244,6 +244,9 @@ func (c *ProxyCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Contex
 			return err
 		}
 		opts.Tap = rec.w.Tap
+		// A recording that failed (disk full) is the session's error, as
+		// under spawn: the client sees the proxy exit 1.
+		opts.TapErr = rec.Flush
 		fwd.TapParty = rec.w.TapParty
 	}
 
@@ -252,15 +255,13 @@ func (c *ProxyCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Contex
 	opts.Signals = sigs
 
 	rep, runErr := bridge.Run(ctx, opts)
+	if runErr == nil {
+		runErr = silentExit(rep.ExitCode)
+	}
 	if rec != nil {
-		if err := rec.Close(); err != nil {
-			fmt.Fprintf(ios.Err, "agentjq proxy: %v\n", err)
-		}
+		return closeRecording(ios, rec, runErr)
 	}
-	if runErr != nil {
-		return runErr
-	}
-	return silentExit(rep.ExitCode)
+	return runErr
 }
 
 // recordPath names the recording: a directory gets a file per session.

@@ -150,6 +150,15 @@ func (r *openedRecording) Close() error {
 // was already reported.
 func closeRecording(ios *iostreams.IO, rec *openedRecording, runErr error) error {
 	err := rec.Close()
+	if err == nil && runErr == nil {
+		// A failure the session was told of (TapErr) but that did not
+		// fail it: the proxy passes the agent's own status on.
+		rec.mu.Lock()
+		if rec.reported != nil {
+			err = rec.failed(rec.reported)
+		}
+		rec.mu.Unlock()
+	}
 	if err == nil {
 		return runErr
 	}
