@@ -317,6 +317,15 @@ func TestSessionDeniesEverySpelling(t *testing.T) {
 	if _, got := s.SessionDenies(req("Edit", `{"file_path":"/p/a.txt"}`)); got {
 		t.Errorf("an always reject of Write covers Edit")
 	}
+	s.denied[denyKey(req("WebFetch", `{"url":"https://a","prompt":"p"}`))] = true
+	for in, want := range map[string]bool{
+		`{ "prompt": "p", "url": "https://a" }`: true,
+		`{"url":"https://a","prompt":"q"}`:      false,
+	} {
+		if _, got := s.SessionDenies(req("WebFetch", in)); got != want {
+			t.Errorf("WebFetch %s: denied %v, want %v", in, got, want)
+		}
+	}
 }
 
 // TestEditorGoneMidTurn: the editor closes the connection while a turn

@@ -134,25 +134,32 @@ func ruleKey(req *approve.Request) string {
 }
 
 // denyKey is what an "always reject" covers: ruleKey's call with the file
-// path cleaned, so that "/p/./a" and "/p//a" are rejected with "/p/a". Only
-// a deny may be this broad: "/p/link/../a" is not always "/p/a".
+// path cleaned, so that "/p/./a" and "/p//a" are rejected with "/p/a", and
+// any other input compared as a JSON value. Only a deny may be this broad:
+// "/p/link/../a" is not always "/p/a".
 func denyKey(req *approve.Request) string {
 	return keyOf(req, true)
 }
 
-func keyOf(req *approve.Request, cleanPath bool) string {
+func keyOf(req *approve.Request, forDeny bool) string {
 	var in toolInput
 	json.Unmarshal(req.Input, &in)
 	switch req.ToolName {
 	case "Write", "Edit", "MultiEdit", "Read", "NotebookEdit":
 		if in.FilePath != "" {
-			if cleanPath {
+			if forDeny {
 				return req.ToolName + "\x00file\x00" + filepath.Clean(in.FilePath)
 			}
 			return req.ToolName + "\x00file\x00" + in.FilePath
 		}
 	case "Bash":
 		return "Bash\x00cmd\x00" + in.Command
+	}
+	var v any
+	if forDeny && json.Unmarshal(req.Input, &v) == nil {
+		// The same input whatever its key order or spacing.
+		b, _ := json.Marshal(v)
+		return req.ToolName + "\x00input\x00" + string(b)
 	}
 	var buf bytes.Buffer
 	if json.Compact(&buf, req.Input) != nil {
