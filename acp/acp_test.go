@@ -284,10 +284,46 @@ func TestRuleKeyIsNarrow(t *testing.T) {
 		{req("Write", `{"file_path":"/p/a.txt"}`), req("Write", `{"file_path":"/p/b.txt"}`)},
 		{req("Write", `{"file_path":"/p/a.txt"}`), req("Edit", `{"file_path":"/p/a.txt"}`)},
 		{req("WebFetch", `{"url":"https://a"}`), req("WebFetch", `{"url":"https://b"}`)},
+		// Through a symlink, link/.. need not be /p.
+		{req("Write", `{"file_path":"/p/a.txt"}`), req("Write", `{"file_path":"/p/link/../a.txt"}`)},
 	}
 	for _, p := range differ {
 		if ruleKey(p[0]) == ruleKey(p[1]) {
 			t.Errorf("an always answer to %s %s must not cover %s %s", p[0].ToolName, p[0].Input, p[1].ToolName, p[1].Input)
+		}
+	}
+}
+
+// TestSessionDeniesEverySpelling: an "always reject" of a file covers the
+// file however its path is spelled; other files and tools stay unruled.
+func TestSessionDeniesEverySpelling(t *testing.T) {
+	req := func(tool, input string) *approve.Request {
+		return &approve.Request{CanUseTool: protocol.CanUseTool{ToolName: tool, Input: json.RawMessage(input)}}
+	}
+	s := newSession(&Agent{}, "s1")
+	s.rules[ruleKey(req("Write", `{"file_path":"/p/a.txt"}`))] = protocol.Deny
+	s.denied[denyKey(req("Write", `{"file_path":"/p/a.txt"}`))] = true
+	for in, want := range map[string]bool{
+		`{"file_path":"/p/a.txt","content":"x"}`: true,
+		`{"file_path":"/p/./a.txt"}`:             true,
+		`{"file_path":"/p//a.txt"}`:              true,
+		`{"file_path":"/p/b.txt"}`:               false,
+	} {
+		v, got := s.SessionDenies(req("Write", in))
+		if got != want || got && (v.Behavior != protocol.Deny || v.Message == "") {
+			t.Errorf("Write %s: denied %v (%+v), want %v", in, got, v, want)
+		}
+	}
+	if _, got := s.SessionDenies(req("Edit", `{"file_path":"/p/a.txt"}`)); got {
+		t.Errorf("an always reject of Write covers Edit")
+	}
+	s.denied[denyKey(req("WebFetch", `{"url":"https://a","prompt":"p"}`))] = true
+	for in, want := range map[string]bool{
+		`{ "prompt": "p", "url": "https://a" }`: true,
+		`{"url":"https://a","prompt":"q"}`:      false,
+	} {
+		if _, got := s.SessionDenies(req("WebFetch", in)); got != want {
+			t.Errorf("WebFetch %s: denied %v, want %v", in, got, want)
 		}
 	}
 }

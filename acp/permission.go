@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/agentjq/agentjq/approve"
 	"github.com/agentjq/agentjq/internal/protocol"
@@ -85,12 +86,32 @@ func (s *session) Decide(ctx context.Context, req *approve.Request) (approve.Ver
 		}
 		s.mu.Lock()
 		s.rules[key] = b
+		if b == protocol.Deny {
+			s.denied[denyKey(req)] = true
+		}
 		s.mu.Unlock()
 		return editorVerdict(b, resp.Outcome.OptionID, false), nil
 	}
 	v := editorVerdict(protocol.Deny, "unknown option", false)
 	v.Message = fmt.Sprintf("agentjq: the editor chose an option agentjq did not offer (%q), so the call was denied.", resp.Outcome.OptionID)
 	return v, nil
+}
+
+var _ approve.SessionDenier = (*session)(nil)
+
+// SessionDenies is the editor's "always reject" rule matching req, if
+// any. The approval chain asks it about every call before it runs (claude
+// runs many calls without asking, all of them after a mode change such as
+// acceptEdits), so a call rejected always never runs in this session.
+func (s *session) SessionDenies(req *approve.Request) (approve.Verdict, bool) {
+	key := denyKey(req)
+	s.mu.Lock()
+	denied := s.denied[key]
+	s.mu.Unlock()
+	if !denied {
+		return approve.Verdict{}, false
+	}
+	return editorVerdict(protocol.Deny, "session rule (deny always)", false), true
 }
 
 func editorVerdict(behavior, rule string, interrupt bool) approve.Verdict {
@@ -109,15 +130,36 @@ func editorVerdict(behavior, rule string, interrupt bool) approve.Verdict {
 // call with the very same command, any other tool with the very same
 // input. Never a whole tool.
 func ruleKey(req *approve.Request) string {
+	return keyOf(req, false)
+}
+
+// denyKey is what an "always reject" covers: ruleKey's call with the file
+// path cleaned, so that "/p/./a" and "/p//a" are rejected with "/p/a", and
+// any other input compared as a JSON value. Only a deny may be this broad:
+// "/p/link/../a" is not always "/p/a".
+func denyKey(req *approve.Request) string {
+	return keyOf(req, true)
+}
+
+func keyOf(req *approve.Request, forDeny bool) string {
 	var in toolInput
 	json.Unmarshal(req.Input, &in)
 	switch req.ToolName {
 	case "Write", "Edit", "MultiEdit", "Read", "NotebookEdit":
 		if in.FilePath != "" {
+			if forDeny {
+				return req.ToolName + "\x00file\x00" + filepath.Clean(in.FilePath)
+			}
 			return req.ToolName + "\x00file\x00" + in.FilePath
 		}
 	case "Bash":
 		return "Bash\x00cmd\x00" + in.Command
+	}
+	var v any
+	if forDeny && json.Unmarshal(req.Input, &v) == nil {
+		// The same input whatever its key order or spacing.
+		b, _ := json.Marshal(v)
+		return req.ToolName + "\x00input\x00" + string(b)
 	}
 	var buf bytes.Buffer
 	if json.Compact(&buf, req.Input) != nil {

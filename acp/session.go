@@ -39,6 +39,7 @@ type session struct {
 	ctrlSeq int
 	ctrl    map[string]chan string // our control requests → error text ("" ok)
 	rules   map[string]string      // "always" answers: rule key → allow or deny
+	denied  map[string]bool        // "always reject" answers by denyKey
 	endedC  chan struct{}
 	signals chan os.Signal // to the bridge: SIGTERM ends the session
 }
@@ -60,7 +61,7 @@ var errCancelled = errors.New("the turn was cancelled")
 func newSession(a *Agent, id string) *session {
 	r, w := io.Pipe()
 	return &session{stdin: w, stdinR: r, a: a, id: id, mode: a.opts.Mode, perms: map[int]context.CancelCauseFunc{},
-		ctrl: map[string]chan string{}, rules: map[string]string{}, endedC: make(chan struct{}),
+		ctrl: map[string]chan string{}, rules: map[string]string{}, denied: map[string]bool{}, endedC: make(chan struct{}),
 		signals: make(chan os.Signal, 1)}
 }
 

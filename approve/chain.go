@@ -165,6 +165,11 @@ func (c *Chain) Explain(ctx context.Context, req *Request, trace func(string)) (
 		r.Cwd = c.opts.Cwd
 	}
 	req = &r
+	if v, ok := c.sessionDenies(req); ok {
+		c.takeScreened(req)
+		trace(step("session", v))
+		return v, nil
+	}
 	if note, ok := c.takeScreened(req); ok {
 		// The PreToolUse hook saw this call first, in the directory the
 		// agent's shell was really in; the permission request carries no

@@ -16,18 +16,25 @@ import (
 // then answers the permission requests that verdict sends back.
 
 // Guards reports whether the chain decides anything beyond the fail-closed
-// default: a policy, an approver or a terminal that opens. Only then does
-// agentjq screen every call; the default alone denies what the agent asks
-// and has no opinion on the rest. It opens the terminal when there is one.
-// ChainOptions.Person (an ACP editor) does not count, on purpose: like the
-// daemon's clients it is asked what the agent asks, as claude's own user.
+// default: a policy, an approver or a terminal that opens, or a person who
+// can add session deny rules (SessionDenier). Only then does agentjq
+// screen every call; the default alone denies what the agent asks and has
+// no opinion on the rest. It opens the terminal when there is one. Any
+// other ChainOptions.Person (the daemon's clients) does not count, on
+// purpose: it is asked what the agent asks, as claude's own user is.
 func (c *Chain) Guards() bool {
+	_, denier := c.opts.Person.(SessionDenier)
+	return c.screensAll() || denier
+}
+
+func (c *Chain) screensAll() bool {
 	return c.rules != nil || len(c.jq) > 0 || c.approver != nil || c.terminal() != nil
 }
 
 // Screen asks the policies (rules files, jq policies) about a call before
 // it runs, as the PreToolUse hook reports it (req.ShellCwd is the directory
-// the agent's shell is in). The verdict is Deny (block the call), Allow (the
+// the agent's shell is in), and the person's session deny rules
+// (SessionDenier) before them. The verdict is Deny (block the call), Allow (the
 // policies allow it as it is: no objection), or Ask: the policies did not
 // decide, or only allowed a changed input, so the call must come back as a
 // permission request for the approver, the terminal or the default. The
@@ -36,6 +43,9 @@ func (c *Chain) Screen(ctx context.Context, req *Request) Verdict {
 	r := *req
 	if r.Cwd == "" {
 		r.Cwd = c.opts.Cwd
+	}
+	if v, ok := c.sessionDenies(&r); ok {
+		return v
 	}
 	v, final := c.policies(ctx, &r, func(string) {})
 	if final && v.Behavior == protocol.Deny {

@@ -519,3 +519,79 @@ func TestACPLiveMCPServer(t *testing.T) {
 		t.Errorf("the answer %q lacks the server's result", text)
 	}
 }
+
+// TestACPLiveRejectAlways: a call the editor rejected "always" stays
+// rejected when claude would run it again without asking (after the mode
+// changes to acceptEdits), for a Write and for a Bash command: the session
+// rule is enforced on every call, not only on those claude asks about.
+func TestACPLiveRejectAlways(t *testing.T) {
+	for _, tc := range []struct{ name, prompt, file, mode string }{
+		{"Write", "WRITE pear", "pear.txt", "acceptEdits"},
+		{"Bash", `TOOL Bash {"command":"touch {{cwd}}/never.txt"}`, "never.txt", "acceptEdits"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newACPWorld(t)
+			os.WriteFile(filepath.Join(w.dir, "seed.txt"), []byte("seed\n"), 0o644)
+			r := w.run("writes", map[string]string{
+				"ACP_PROMPTS": tc.prompt + "," + tc.prompt + `,TOOL Read {"file_path":"{{cwd}}/seed.txt"}`,
+				"ACP_MODES":   "1:" + tc.mode, "ACP_ANSWERS": "reject_always"})
+			if _, ok := r.Results["set_mode1"]; !ok {
+				t.Fatalf("set_mode %s failed: %v", tc.mode, r.Errors["set_mode1"])
+			}
+			for i := range 3 {
+				if got := r.stopReason(t, "prompt"+string(rune('0'+i))); got != "end_turn" {
+					t.Errorf("prompt %d: stopReason %q", i, got)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(w.dir, tc.file)); err == nil {
+				t.Errorf("%s exists: the call rejected always ran after the mode changed", tc.file)
+			}
+			if len(r.Permissions) != 1 {
+				t.Errorf("request_permission %d times, want 1 (the first call only): %v", len(r.Permissions), r.Permissions)
+			}
+			// Each call's statuses: the two rejected ones fail, the Read runs.
+			status := map[string]string{}
+			var order []string
+			for _, u := range r.Updates {
+				id, _ := u["toolCallId"].(string)
+				s, _ := u["status"].(string)
+				if id == "" || s == "" {
+					continue
+				}
+				if _, ok := status[id]; !ok {
+					order = append(order, id)
+				}
+				status[id] = s
+			}
+			var got []string
+			for _, id := range order {
+				got = append(got, status[id])
+			}
+			if strings.Join(got, " ") != "failed failed completed" {
+				t.Errorf("final tool call statuses %v, want failed failed completed", got)
+			}
+		})
+	}
+}
+
+// TestACPLiveReadNotAsked: with no policy and no session rule, the editor
+// is asked exactly what claude asks: a Read inside the project runs
+// without a request_permission.
+func TestACPLiveReadNotAsked(t *testing.T) {
+	w := newACPWorld(t)
+	os.WriteFile(filepath.Join(w.dir, "seed.txt"), []byte("seed-content\n"), 0o644)
+	r := w.run("one", map[string]string{"ACP_PROMPT": `TOOL Read {"file_path":"{{cwd}}/seed.txt"}` + "\nSAY Read it."})
+	if got := r.stopReason(t, "prompt"); got != "end_turn" {
+		t.Errorf("stopReason %q", got)
+	}
+	if len(r.Permissions) != 0 {
+		t.Errorf("request_permission %d times for an auto-allowed Read: %v", len(r.Permissions), r.Permissions)
+	}
+	completed := false
+	for _, u := range r.Updates {
+		completed = completed || u["sessionUpdate"] == "tool_call_update" && u["status"] == "completed"
+	}
+	if !completed {
+		t.Errorf("the Read did not complete: %v", r.Updates)
+	}
+}

@@ -244,7 +244,11 @@ func sessionOptionsWith(ios *iostreams.IO, f SpawnFlags, agentArgs []string, per
 	if profile.Name == "claude" && screenEveryCall && chain.Guards() {
 		// The agent runs many calls without asking: have it ask agentjq's
 		// PreToolUse hook about every one.
-		guard = &hooks.Guard{Screen: chain.Screen, ClientDecides: f.proxied}
+		// What the chain leaves undecided is the proxy's client's to
+		// decide, or, when the chain screens only for the person's session
+		// deny rules (acp without policies), claude's own permission flow's:
+		// the editor is asked what claude asks.
+		guard = &hooks.Guard{Screen: chain.Screen, ClientDecides: f.proxied || chain.PassesUndecided()}
 	}
 	if err := hostSession(ios, f.HostFlags, &opts, guard); err != nil {
 		chain.Close()

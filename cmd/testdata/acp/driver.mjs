@@ -147,8 +147,11 @@ await app.connectWith(stream, async (ctx) => {
       await attempt("prompt", () => prompt(sid, "HELLO"));
       break;
     case "writes":
-      // ACP_PROMPTS: one prompt per comma.
+      // ACP_PROMPTS: one prompt per comma. ACP_MODES: "I:MODE,...", the
+      // mode set with session/set_mode before prompt I.
+      const modes = Object.fromEntries((process.env.ACP_MODES ?? "").split(",").filter(Boolean).map((m) => m.split(":")));
       for (const [i, p] of (process.env.ACP_PROMPTS ?? "").split(",").entries()) {
+        if (modes[i]) await attempt("set_mode" + i, () => ctx.request("session/set_mode", { sessionId: sid, modeId: modes[i] }));
         await attempt("prompt" + i, () => prompt(sid, p));
       }
       break;
