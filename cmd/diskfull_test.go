@@ -56,6 +56,20 @@ func (d *fillingDisk) Close() error {
 	return err
 }
 
+// recordOnFillingDisk puts the recording of the test's session on a disk
+// like d.
+func recordOnFillingDisk(t *testing.T, d *fillingDisk) {
+	create := createRecordingFile
+	t.Cleanup(func() { createRecordingFile = create })
+	createRecordingFile = func(p string) (recordingFile, error) {
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			return nil, err
+		}
+		return &fillingDisk{f: f, full: d.full, delay: d.delay, closeErr: d.closeErr}, nil
+	}
+}
+
 // TestRecordingFailsAtTheEnd: a recording whose last writes fail (the disk
 // fills while the final entries are written, or only the close reports
 // it) never ends in an exit event that says success, and spawn's exit
@@ -82,15 +96,7 @@ func TestRecordingFailsAtTheEnd(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "s.rec")
-			create := createRecordingFile
-			t.Cleanup(func() { createRecordingFile = create })
-			createRecordingFile = func(p string) (recordingFile, error) {
-				f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-				if err != nil {
-					return nil, err
-				}
-				return &fillingDisk{f: f, full: c.full, delay: c.delay, closeErr: c.closeErr}, nil
-			}
+			recordOnFillingDisk(t, &fillingDisk{full: c.full, delay: c.delay, closeErr: c.closeErr})
 			ios, out, errb := fakeIO(t, c.scenario, c.turn)
 			code := Main([]string{"spawn", "--bin", os.Args[0], "--record", path}, ios)
 			if code != protocol.ExitError {
@@ -148,15 +154,7 @@ func TestProxyRecordingFailsAtTheEnd(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "s.rec")
-			create := createRecordingFile
-			t.Cleanup(func() { createRecordingFile = create })
-			createRecordingFile = func(p string) (recordingFile, error) {
-				f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-				if err != nil {
-					return nil, err
-				}
-				return &fillingDisk{f: f, full: c.full, delay: 150 * time.Millisecond, closeErr: c.closeErr}, nil
-			}
+			recordOnFillingDisk(t, &fillingDisk{full: c.full, delay: 150 * time.Millisecond, closeErr: c.closeErr})
 			// The proxy refuses agentjq as its agent: a script plays it.
 			agent := filepath.Join(t.TempDir(), "agent")
 			os.WriteFile(agent, []byte("#!/bin/sh\nread turn\n"+

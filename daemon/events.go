@@ -3,6 +3,8 @@ package daemon
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 // agentLine is the part of an agent line the events are derived from.
@@ -41,17 +43,6 @@ type agentLine struct {
 	} `json:"response"`
 }
 
-type contentBlock struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Input     json.RawMessage `json:"input"`
-	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"`
-	IsError   bool            `json:"is_error"`
-}
-
 // fromAgent derives the events of one agent line, agent.line first. It
 // runs on the bridge's tap, in the order of the agent's lines.
 //
@@ -87,7 +78,7 @@ func (s *Session) fromAgent(line []byte) {
 		}
 	case "assistant":
 		var m struct {
-			Content []contentBlock `json:"content"`
+			Content []protocol.Block `json:"content"`
 		}
 		_ = json.Unmarshal(l.Message, &m)
 		var text strings.Builder
@@ -119,7 +110,7 @@ func (s *Session) fromAgent(line []byte) {
 		if parent != "" {
 			s.emit("subagent.update", s.subagents.message(parent, line))
 		}
-		var blocks []contentBlock
+		var blocks []protocol.Block
 		if json.Unmarshal(m.Content, &blocks) != nil {
 			return
 		}
