@@ -33,7 +33,7 @@ echo
 echo "| benchmark | target | result |"
 echo "|---|---|---|"
 go test ./approve -run '^$' -bench 'BenchmarkRulesDecision$|BenchmarkJQPolicy' -benchtime 20000x 2>/dev/null |
-	awk '/^BenchmarkRulesDecision-/ {print "| a rules decision (whole chain, Bash compound command parsed) | under 20 µs median | " $5 " µs median |"}
+	awk '/^BenchmarkRulesDecision-/ {print "| a rules decision (whole chain, Bash compound command parsed) | under 50 µs median (#12; 20 µs before the Bash analysis grew) | " $5 " µs median |"}
 	     /^BenchmarkJQPolicy-/ {print "| a jq policy decision (whole chain, input rewritten) | under 200 µs median | " $5 " µs median |"}'
 go test ./approve -run '^$' -bench 'CoProcess10k' -benchtime 3x 2>/dev/null |
 	awk '/^BenchmarkCoProcess10k-/ {print "| 10,000 requests through `agentjq approve` as a co-process, one at a time | under 1 s | " $5 " s |"}'
