@@ -572,10 +572,12 @@ func TestSlowTapKeepsTheAgentsLastLines(t *testing.T) {
 			if dir == protocol.DirOut {
 				mu.Lock()
 				tapped++
-				slow := tapped%2 == 0
+				slow := tapped%3 == 0
 				mu.Unlock()
 				if slow {
-					time.Sleep(time.Millisecond) // the last MiB in the pipe alone takes two graces
+					// What agentjq holds when the agent exits (the pipe's
+					// MiB and the chunks read ahead) takes about two graces.
+					time.Sleep(time.Millisecond)
 				}
 			}
 		}
