@@ -185,14 +185,7 @@ func secretCorpus(out io.Writer, readLine func() ([]byte, bool), waitResponse fu
 		if !ok {
 			return 0
 		}
-		var m struct {
-			Type      string `json:"type"`
-			RequestID string `json:"request_id"`
-			Request   struct {
-				Subtype string `json:"subtype"`
-			} `json:"request"`
-		}
-		json.Unmarshal(line, &m)
+		m, _ := parseMessage(line)
 		if m.Type == "control_request" && m.Request.Subtype == "initialize" {
 			emit(`{"type":"control_response","response":{"subtype":"success","request_id":` + jstr(m.RequestID) +
 				`,"response":{"commands":[{"name":"deploy","description":` + jstr(all) + `}],"account":{"email":` + jstr(CorpusEmail) +

@@ -96,13 +96,7 @@ func Main(scenario string) int {
 				fmt.Fprintf(logf, "STDIN CLOSED WHILE %s PENDING\n", id)
 				return false
 			}
-			var m struct {
-				Type     string `json:"type"`
-				Response struct {
-					RequestID string `json:"request_id"`
-				} `json:"response"`
-			}
-			if json.Unmarshal(line, &m) == nil && m.Type == "control_response" && m.Response.RequestID == id {
+			if m, ok := parseMessage(line); ok && m.Type == "control_response" && m.Response.RequestID == id {
 				return true
 			}
 		}
@@ -176,10 +170,7 @@ func Main(scenario string) int {
 		var n int
 		fmt.Sscan(strings.TrimPrefix(scenario, "ask-while-talking:"), &n)
 		if first, ok := readLine(); ok && bytes.Contains(first, []byte(`"subtype":"initialize"`)) {
-			var m struct {
-				RequestID string `json:"request_id"`
-			}
-			json.Unmarshal(first, &m)
+			m, _ := parseMessage(first)
 			fmt.Fprintf(out, `{"type":"control_response","response":{"subtype":"success","request_id":%q,"response":{}}}`+"\n", m.RequestID)
 			readLine() // the turn
 		}
@@ -251,14 +242,7 @@ func Main(scenario string) int {
 			if !ok {
 				return 0
 			}
-			var m struct {
-				Type      string `json:"type"`
-				RequestID string `json:"request_id"`
-				Request   struct {
-					Subtype string `json:"subtype"`
-				} `json:"request"`
-			}
-			json.Unmarshal(line, &m)
+			m, _ := parseMessage(line)
 			switch {
 			case m.Type == "control_request" && m.Request.Subtype == "initialize":
 				fmt.Fprintf(out, `{"type":"control_response","response":{"subtype":"success","request_id":%q,"response":{"commands":[],"models":[{"value":"default"}],"account":{"email":"alice@example.com","organization":"Acme Widgets Ltd","tokenSource":"none"},"pid":42}}}`+"\n", m.RequestID)
@@ -279,25 +263,14 @@ func Main(scenario string) int {
 		}
 		// A client's own initialize is answered under its request id
 		// (the capture's client used "init-1").
-		var initReq struct {
-			Type      string `json:"type"`
-			RequestID string `json:"request_id"`
-			Request   struct {
-				Subtype string `json:"subtype"`
-			} `json:"request"`
-		}
-		json.Unmarshal(first, &initReq)
+		initReq, _ := parseMessage(first)
 		lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
 		for _, line := range lines {
 			if initReq.Request.Subtype == "initialize" && initReq.RequestID != "init-1" {
 				line = bytes.Replace(line, []byte(`"request_id":"init-1"`), []byte(`"request_id":"`+initReq.RequestID+`"`), 1)
 			}
 			out.Write(append(line, '\n'))
-			var m struct {
-				Type      string `json:"type"`
-				RequestID string `json:"request_id"`
-			}
-			json.Unmarshal(line, &m)
+			m, _ := parseMessage(line)
 			if m.Type == "control_request" && bytes.Contains(line, []byte(`"request":{"subtype":"`)) {
 				if !waitResponse(m.RequestID) {
 					return 1
@@ -348,10 +321,7 @@ func Main(scenario string) int {
 				return 0
 			}
 			if bytes.Contains(line, []byte(`"interrupt"`)) {
-				var m struct {
-					RequestID string `json:"request_id"`
-				}
-				json.Unmarshal(line, &m)
+				m, _ := parseMessage(line)
 				fmt.Fprintf(out, `{"type":"control_response","response":{"subtype":"success","request_id":%q,"response":{"still_queued":[]}}}`+"\n", m.RequestID)
 				fmt.Fprintln(out, `{"type":"result","subtype":"error_during_execution","is_error":true,"num_turns":1,"terminal_reason":"aborted_tools"}`)
 			}
@@ -462,4 +432,22 @@ func SecretsStream() string {
 	b.WriteString(`{"type":"assistant","message":{"content":[{"type":"text","text":"Authorization: Bearer ` + s[5] + `"}]}}` + "\n")
 	b.WriteString(`{"type":"result","subtype":"success","is_error":false,"result":"done","num_turns":1}` + "\n")
 	return b.String()
+}
+
+// message is the part of a client's line the fake agent acts on.
+type message struct {
+	Type      string `json:"type"`
+	RequestID string `json:"request_id"`
+	Request   struct {
+		Subtype string `json:"subtype"`
+	} `json:"request"`
+	Response struct {
+		RequestID string `json:"request_id"`
+	} `json:"response"`
+}
+
+// parseMessage reads line as a message; ok is false when it is not JSON.
+func parseMessage(line []byte) (m message, ok bool) {
+	err := json.Unmarshal(line, &m)
+	return m, err == nil
 }

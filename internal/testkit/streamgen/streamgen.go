@@ -283,7 +283,7 @@ func (g *Generator) toolResultLen() int {
 
 var words = strings.Fields(`the a test file function error returns value package import when we should
 could run build go make fix update change line code stream event agent tool result read write
-config parse decode é ünïcode naïve café “quotes” 😀 → ✓ TODO FIXME nil err ok`)
+config parse decode é ünïcode naïve café “quotes” 😀 → ✓ note later nil err ok`)
 
 func (g *Generator) prose(n int) string {
 	var b strings.Builder
