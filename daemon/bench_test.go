@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
@@ -135,9 +136,12 @@ func TestTenClientsFlatMemory(t *testing.T) {
 	t.Logf("%d events in %v to 10 clients (%.0f events/s per client); heap in use each second (MiB): %v",
 		s.lastSeq(), elapsed.Round(time.Millisecond), float64(s.lastSeq())/elapsed.Seconds(), mib(heaps))
 	if len(heaps) >= 4 {
-		early, late := heaps[1], heaps[len(heaps)-2]
+		// A leak raises the floor; a client lagging behind for a moment
+		// on a busy machine only fills its bounded queue (a peak). So the
+		// lowest sample of the second half is compared with the start.
+		early, late := heaps[1], slices.Min(heaps[len(heaps)/2:len(heaps)-1])
 		if late > early+16<<20 {
-			t.Errorf("heap grew from %d MiB to %d MiB", early>>20, late>>20)
+			t.Errorf("heap grew from %d MiB to %d MiB (the lowest of the second half)", early>>20, late>>20)
 		}
 	}
 }
