@@ -298,8 +298,8 @@ func regenerate(t *testing.T, bin, version string, sc fixtureScenario, dir strin
 	ctx, cancel := context.WithCancel(context.Background())
 	fed := make(chan struct{})
 	go func() { defer close(fed); fd.Feed(ctx, pw, inputs, time.Minute) }()
-	runErr := runSpawn(context.Background(), ios, f, agentArgs, tapFunc(func(d protocol.Direction, l []byte) {
-		rec.Tap(d, l)
+	runErr := runSpawn(context.Background(), ios, f, agentArgs, tapFunc(func(d protocol.Direction, l []byte, k protocol.Known) {
+		rec.Tap(d, l, k)
 		fd.Saw(d, l)
 	}))
 	cancel()

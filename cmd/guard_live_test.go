@@ -239,7 +239,7 @@ func TestLiveGuardLatency(t *testing.T) {
 		started := map[string]time.Time{}
 		callbacks := map[string]time.Time{}
 		var mu sync.Mutex
-		tap := tapFunc(func(dir protocol.Direction, line []byte) {
+		tap := tapFunc(func(dir protocol.Direction, line []byte, _ protocol.Known) {
 			now := time.Now()
 			mu.Lock()
 			defer mu.Unlock()

@@ -50,9 +50,7 @@ func (c *RecordCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Conte
 	if c.Tee && len(agentArgs) > 0 {
 		return usageError("record --tee runs no agent: no agent arguments allowed")
 	}
-	// A session's lines come from the bridge, which taps only agent lines
-	// it has validated; --tee's lines are anything.
-	rec, err := openRecordingWith(ios, c.Output, c.RedactFlags, sessionOf(c.SpawnFlags, agentArgs), argv, c.Cwd, !c.Tee)
+	rec, err := openRecording(ios, c.Output, c.RedactFlags, sessionOf(c.SpawnFlags, agentArgs), argv, c.Cwd)
 	if err != nil {
 		return err
 	}
@@ -124,7 +122,9 @@ func (r *openedRecording) Echo() func([]byte) []byte {
 }
 
 // Tap records one line; pass it to the bridge.
-func (r *openedRecording) Tap(dir protocol.Direction, line []byte) { r.w.Tap(dir, line) }
+func (r *openedRecording) Tap(dir protocol.Direction, line []byte, known protocol.Known) {
+	r.w.Tap(dir, line, known)
+}
 
 // Close writes out what is queued and closes the file. It reports a
 // failure the session has not reported already: one known only now (the
@@ -172,12 +172,6 @@ func closeRecording(ios *iostreams.IO, rec *openedRecording, runErr error) error
 // openRecording creates path and writes the header. spawn --record uses
 // it too.
 func openRecording(ios *iostreams.IO, path string, rf RedactFlags, session recording.Session, argv []string, cwd string) (*openedRecording, error) {
-	return openRecordingWith(ios, path, rf, session, argv, cwd, true)
-}
-
-// openRecordingWith is openRecording; validOut says every agent line will
-// be tapped by the bridge, which validates them (recording.WriterOptions).
-func openRecordingWith(ios *iostreams.IO, path string, rf RedactFlags, session recording.Session, argv []string, cwd string, validOut bool) (*openedRecording, error) {
 	if path == "" || path == "-" {
 		return nil, usageError("a recording needs a file: -o FILE")
 	}
@@ -217,7 +211,7 @@ func openRecordingWith(ios *iostreams.IO, path string, rf RedactFlags, session r
 		Argv:           argv,
 		Cwd:            cwd,
 		Session:        &session,
-	}, recording.WriterOptions{Redactor: red, Async: true, ValidOut: validOut})
+	}, recording.WriterOptions{Redactor: red, Async: true})
 	if err != nil {
 		f.Close()
 		rec := &openedRecording{path: path}
@@ -228,7 +222,7 @@ func openRecordingWith(ios *iostreams.IO, path string, rf RedactFlags, session r
 
 // teeRecord copies in to out line by line, unchanged, tapping each line:
 // agentjq's own events as events, everything else as agent output.
-func teeRecord(in io.Reader, out io.Writer, tap func(protocol.Direction, []byte)) error {
+func teeRecord(in io.Reader, out io.Writer, tap func(protocol.Direction, []byte, protocol.Known)) error {
 	br := bufio.NewReaderSize(in, 256<<10)
 	for {
 		line, err := br.ReadBytes('\n')
@@ -242,7 +236,7 @@ func teeRecord(in io.Reader, out io.Writer, tap func(protocol.Direction, []byte)
 				if bytes.Contains(body, []byte(`"agentjq"`)) && isAgentjqEvent(body) {
 					dir = protocol.DirEvent
 				}
-				tap(dir, body)
+				tap(dir, body, 0) // anything: the recorder looks for itself
 			}
 		}
 		if err == io.EOF {

@@ -96,7 +96,7 @@ func applySession(f *SpawnFlags, s recording.Session) error {
 // liveCheck re-runs the recording against the live agent into a temporary
 // recording and returns its path (the caller removes its directory).
 func (c *ReplayCmd) liveCheck(ctx context.Context, ios *iostreams.IO, h recording.Header, entries []recording.Entry, liveArgs []string) (path string, stuck string, err error) {
-	run := func(ctx context.Context, s recording.Session, workdir string, stdin io.Reader, tap func(protocol.Direction, []byte), decide approve.Decider) error {
+	run := func(ctx context.Context, s recording.Session, workdir string, stdin io.Reader, tap func(protocol.Direction, []byte, protocol.Known), decide approve.Decider) error {
 		f := c.SpawnFlags
 		if err := applySession(&f, s); err != nil {
 			return err

@@ -100,13 +100,13 @@ func splitAgentArgs(args []string) ([]string, error) {
 // A tapper sees every line of a session: a recording (*recording.Writer)
 // or a probe (tapFunc).
 type tapper interface {
-	Tap(dir protocol.Direction, line []byte)
+	Tap(dir protocol.Direction, line []byte, known protocol.Known)
 }
 
 // tapFunc makes a function a tapper.
-type tapFunc func(dir protocol.Direction, line []byte)
+type tapFunc func(dir protocol.Direction, line []byte, known protocol.Known)
 
-func (f tapFunc) Tap(dir protocol.Direction, line []byte) { f(dir, line) }
+func (f tapFunc) Tap(dir protocol.Direction, line []byte, known protocol.Known) { f(dir, line, known) }
 
 // runSpawn runs one session; record and spawn --record pass a tap.
 func runSpawn(ctx context.Context, ios *iostreams.IO, f SpawnFlags, agentArgs []string, tap tapper) error {

@@ -159,7 +159,7 @@ func (srv *Server) startSession(p CreateParams) (*Session, error) {
 	}
 	// Synchronous writes: an event is on disk before any client sees it.
 	s.rec, err = recording.NewWriter(f, recording.Header{Agent: p.Agent, AgentjqVersion: srv.opts.ServerVersion,
-		Argv: append([]string{opts.Path}, opts.Args...), Cwd: p.Workdir}, recording.WriterOptions{Redactor: s.red, ValidOut: true})
+		Argv: append([]string{opts.Path}, opts.Args...), Cwd: p.Workdir}, recording.WriterOptions{Redactor: s.red})
 	if err != nil {
 		f.Close()
 		chain.Close()
@@ -227,8 +227,8 @@ func (s *Session) end(rep bridge.Report) {
 
 // tap sees every line of the session in order (the bridge's Tap): it
 // records it and derives the daemon's events from the agent's lines.
-func (s *Session) tap(dir protocol.Direction, line []byte) {
-	s.rec.Tap(dir, line)
+func (s *Session) tap(dir protocol.Direction, line []byte, known protocol.Known) {
+	s.rec.Tap(dir, line, known)
 	switch dir {
 	case protocol.DirOut:
 		s.fromAgent(line)
@@ -258,7 +258,7 @@ func (s *Session) emitRaw(kind string, payload []byte) int64 {
 	// What the file holds is what is sent: redact first, then record and
 	// send the same bytes (the Writer's own redaction leaves them as they are).
 	line = s.red.Line(DirDaemon, line)
-	s.rec.Tap(DirDaemon, line)
+	s.rec.Tap(DirDaemon, line, 0)
 	if len(s.subs) > 0 {
 		msg := eventMessage(line)
 		for sub := range s.subs {

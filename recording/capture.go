@@ -61,7 +61,7 @@ func FromCapture(in, out []byte, h Header) []byte {
 	answered := 0 // out position after the client's own requests were answered
 	emitUpTo := func(n int) {
 		for ; next < n && next < len(outs); next++ {
-			w.Tap(protocol.DirOut, outs[next])
+			w.Tap(protocol.DirOut, outs[next], 0)
 		}
 	}
 	for _, l := range ins {
@@ -93,7 +93,7 @@ func FromCapture(in, out []byte, h Header) []byte {
 		}
 		pos = max(pos, prev)
 		emitUpTo(pos)
-		w.Tap(protocol.DirIn, l)
+		w.Tap(protocol.DirIn, l, 0)
 		prev = pos
 	}
 	emitUpTo(len(outs))

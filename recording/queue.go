@@ -28,6 +28,7 @@ type queue struct {
 type qitem struct {
 	dir        protocol.Direction
 	party      protocol.Party
+	known      protocol.Known // what the tap knew of the line
 	t          time.Time
 	off, n     int
 	setVersion bool // the line is a version for SetAgentVersion
@@ -113,7 +114,7 @@ func (q *queue) run() {
 				q.w.setVersion(string(line), it.t, false)
 				continue
 			}
-			q.w.process(it.dir, it.party, line, it.t, false)
+			q.w.process(it.dir, it.party, line, it.known, it.t, false)
 		}
 		q.w.mu.Lock()
 		q.w.flushLocked()

@@ -62,7 +62,7 @@ func TestRedactionCorpus(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, l := range corpusSession() {
-		w.Tap(protocol.Direction(l[0]), []byte(l[1]))
+		w.Tap(protocol.Direction(l[0]), []byte(l[1]), 0)
 	}
 	rec := buf.String()
 	for name, secret := range corpusSecrets {
@@ -106,28 +106,36 @@ func TestAsyncWriterMatchesSync(t *testing.T) {
 	c, _ := captureBytes(t, "chain")
 	lines := splitLines(c.out)
 	lines = append(lines, bytes.Repeat([]byte("x"), 3<<10)) // longer than the limit
+	// A secret behind escapes: what the bridge knows must not let it by.
+	lines = append(lines, []byte(`{"type":"user","text":"\u0073k-ant-api03-abcdefghijklmnop and https:\/\/u:hunter2@example.com"}`))
 	// A fixed clock: the async writer stamps a meta entry with its line's
 	// time, the sync one reads the clock again.
 	clock := func() func() time.Time { return func() time.Time { return time.Unix(100, 0) } }
-	run := func(async, validOut bool) []byte {
+	// known: each line comes with what the bridge's scan knows of it.
+	run := func(async, known bool) []byte {
 		var buf lockedBuffer
 		red, _ := redact.NewRedactor(redact.RedactSpec{Builtin: true}, nil)
-		w, err := NewWriter(&buf, Header{Agent: "claude"}, WriterOptions{Now: clock(), Redactor: red, Async: async, AsyncLimit: 1 << 10, ValidOut: validOut})
+		w, err := NewWriter(&buf, Header{Agent: "claude"}, WriterOptions{Now: clock(), Redactor: red, Async: async, AsyncLimit: 1 << 10})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i, l := range lines {
 			dir := protocol.DirOut
 			if i%5 == 4 || l[0] != '{' {
-				dir = protocol.DirErr // ValidOut: Out lines are objects
+				dir = protocol.DirErr
 			}
-			w.Tap(dir, l)
+			var k protocol.Known
+			if known && dir == protocol.DirOut {
+				h, _ := protocol.Scan(l)
+				k = h.Known
+			}
+			w.Tap(dir, l, k)
 		}
 		w.SetAgentVersion("7.7.7")
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
-		w.Tap(protocol.DirOut, []byte(`{"after":"close"}`)) // dropped, not a panic
+		w.Tap(protocol.DirOut, []byte(`{"after":"close"}`), 0) // dropped, not a panic
 		return buf.Bytes()
 	}
 	sync, async := run(false, false), run(true, false)
@@ -135,7 +143,10 @@ func TestAsyncWriterMatchesSync(t *testing.T) {
 		t.Fatalf("async recording differs from sync:\n%s\n---\n%s", sync, async)
 	}
 	if trusted := run(true, true); !bytes.Equal(trusted, sync) {
-		t.Fatalf("ValidOut changed the recording:\n%s\n---\n%s", sync, trusted)
+		t.Fatalf("what the bridge knew changed the recording:\n%s\n---\n%s", sync, trusted)
+	}
+	if bytes.Contains(sync, []byte("hunter2")) || bytes.Contains(sync, []byte("abcdefghijklmnop")) {
+		t.Fatalf("a secret behind escapes was recorded:\n%s", sync)
 	}
 	if n := bytes.Count(async, []byte("\n")); n != len(lines)+3 { // header, meta from init, SetAgentVersion
 		t.Errorf("%d lines", n)

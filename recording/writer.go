@@ -27,10 +27,6 @@ type WriterOptions struct {
 	// AsyncLimit bounds the bytes queued (default 8 MiB); Tap waits when
 	// it is reached. A longer line is queued alone.
 	AsyncLimit int
-	// ValidOut promises that every line tapped as Out is exactly one JSON
-	// object, with no surrounding white space: the bridge taps only lines
-	// it has validated, so the recorder need not validate them again.
-	ValidOut bool
 }
 
 // Writer writes a recording as the session happens: one write call per
@@ -51,10 +47,9 @@ type Writer struct {
 	agentVersion string
 	versionLit   []byte // "claude_code_version":"<agentVersion>"
 
-	q        *queue  // nil unless Async
-	out      *writeQ // with Async: the goroutine that makes the write calls
-	validOut bool
-	closed   bool
+	q      *queue  // nil unless Async
+	out    *writeQ // with Async: the goroutine that makes the write calls
+	closed bool
 }
 
 // NewWriter writes h (completed: format version, start time, redaction
@@ -64,7 +59,7 @@ func NewWriter(w io.Writer, h Header, opts WriterOptions) (*Writer, error) {
 	if now == nil {
 		now = time.Now
 	}
-	rw := &Writer{w: w, now: now, red: opts.Redactor, validOut: opts.ValidOut}
+	rw := &Writer{w: w, now: now, red: opts.Redactor}
 	rw.start = now()
 	h.Recording = FormatVersion
 	if h.Started.IsZero() {
@@ -127,17 +122,19 @@ func MarshalHeader(h Header) ([]byte, error) {
 // bridge's tap. line is not retained. Errors are kept for Err: a failing
 // disk must not stop the session. With Async, Tap only copies the line
 // into the queue (waiting when AsyncLimit bytes are queued already).
-func (w *Writer) Tap(dir protocol.Direction, line []byte) { w.TapParty(dir, "", line) }
+func (w *Writer) Tap(dir protocol.Direction, line []byte, known protocol.Known) {
+	w.TapParty(dir, "", line, known)
+}
 
 // TapParty is Tap for a proxied session's line whose party is known: the
 // entry carries it ("party", see Entry).
-func (w *Writer) TapParty(dir protocol.Direction, party protocol.Party, line []byte) {
+func (w *Writer) TapParty(dir protocol.Direction, party protocol.Party, line []byte, known protocol.Known) {
 	line = bytes.TrimRight(line, "\r\n")
 	if w.q != nil {
-		w.q.put(qitem{dir: dir, party: party, t: w.now()}, line)
+		w.q.put(qitem{dir: dir, party: party, known: known, t: w.now()}, line)
 		return
 	}
-	w.process(dir, party, line, w.now(), true)
+	w.process(dir, party, line, known, w.now(), true)
 }
 
 var versionKey = []byte(`"claude_code_version"`)
@@ -157,12 +154,17 @@ func mayBeSystemInit(line []byte) bool {
 }
 
 // process redacts, encodes and (with flush) writes one line.
-func (w *Writer) process(dir protocol.Direction, party protocol.Party, line []byte, t time.Time, flush bool) {
-	valid := w.validOut && dir == protocol.DirOut
+func (w *Writer) process(dir protocol.Direction, party protocol.Party, line []byte, known protocol.Known, t time.Time, flush bool) {
+	// What the tap knew is trusted only for a line that can go under
+	// "msg" as it is (no white space around it, not stderr).
+	valid := known&protocol.KnownObject != 0 && dir != protocol.DirErr && len(line) > 0 && line[0] == '{' && line[len(line)-1] == '}'
+	if !valid {
+		known = 0
+	}
 	var obj bool
 	if w.red != nil {
 		var checked bool
-		line, obj, checked = w.red.LineObject(dir, line, valid)
+		line, obj, checked = w.red.LineObject(dir, line, known)
 		obj = obj && dir != protocol.DirErr && len(line) > 0 && line[0] == '{' && line[len(line)-1] == '}'
 		if !checked {
 			obj = isJSONPayload(dir, line)

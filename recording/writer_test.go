@@ -51,11 +51,11 @@ func TestWriterTimingSeqAndVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.Tap(protocol.DirIn, []byte(`{"type":"user","message":{"role":"user","content":"hi"}}`))
-	w.Tap(protocol.DirOut, []byte(`{"type":"system","subtype":"init","claude_code_version":"9.9.9","cwd":"/x"}`))
-	w.Tap(protocol.DirErr, []byte("a warning, not JSON"))
-	w.Tap(protocol.DirOut, []byte(`not json {`))
-	w.Tap(protocol.DirEvent, []byte(`{"type":"agentjq","subtype":"exit","code":0}`))
+	w.Tap(protocol.DirIn, []byte(`{"type":"user","message":{"role":"user","content":"hi"}}`), 0)
+	w.Tap(protocol.DirOut, []byte(`{"type":"system","subtype":"init","claude_code_version":"9.9.9","cwd":"/x"}`), 0)
+	w.Tap(protocol.DirErr, []byte("a warning, not JSON"), 0)
+	w.Tap(protocol.DirOut, []byte(`not json {`), 0)
+	w.Tap(protocol.DirEvent, []byte(`{"type":"agentjq","subtype":"exit","code":0}`), 0)
 	w.SetAgentVersion("9.9.9") // already known: no second meta entry
 	if w.Err() != nil {
 		t.Fatal(w.Err())
@@ -107,7 +107,7 @@ func TestWriterConcurrentTaps(t *testing.T) {
 		go func(g int) {
 			defer wg.Done()
 			for i := 0; i < 200; i++ {
-				w.Tap([]protocol.Direction{protocol.DirIn, protocol.DirOut, protocol.DirErr, protocol.DirEvent}[g], fmt.Appendf(nil, `{"g":%d,"i":%d}`, g, i))
+				w.Tap([]protocol.Direction{protocol.DirIn, protocol.DirOut, protocol.DirErr, protocol.DirEvent}[g], fmt.Appendf(nil, `{"g":%d,"i":%d}`, g, i), 0)
 			}
 		}(g)
 	}
@@ -184,8 +184,8 @@ func TestWriterKeepsFirstError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.Tap(protocol.DirOut, []byte(`{"a":1}`))
-	w.Tap(protocol.DirOut, []byte(`{"a":2}`))
+	w.Tap(protocol.DirOut, []byte(`{"a":1}`), 0)
+	w.Tap(protocol.DirOut, []byte(`{"a":2}`), 0)
 	if w.Err() != io.ErrClosedPipe {
 		t.Errorf("Err() = %v", w.Err())
 	}
@@ -196,7 +196,7 @@ func TestWriterKeepsFirstError(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 1000 {
-		w.Tap(protocol.DirOut, []byte(`{"a":`+strconv.Itoa(i)+`}`))
+		w.Tap(protocol.DirOut, []byte(`{"a":`+strconv.Itoa(i)+`}`), 0)
 	}
 	if err := w.Close(); err != io.ErrClosedPipe || w.Err() != io.ErrClosedPipe {
 		t.Errorf("async: Close() = %v, Err() = %v", err, w.Err())
@@ -253,11 +253,11 @@ func TestFlushKnowsTheLastWrite(t *testing.T) {
 	if err := w.Flush(); err != nil {
 		t.Fatalf("Flush with nothing tapped: %v", err)
 	}
-	w.Tap(protocol.DirOut, []byte(`{"type":"result"}`))
+	w.Tap(protocol.DirOut, []byte(`{"type":"result"}`), 0)
 	if err := w.Flush(); err != io.ErrShortWrite {
 		t.Fatalf("Flush() = %v, want the last write's failure", err)
 	}
-	w.Tap(protocol.DirEvent, []byte(`{"type":"agentjq","subtype":"exit"}`))
+	w.Tap(protocol.DirEvent, []byte(`{"type":"agentjq","subtype":"exit"}`), 0)
 	if err := w.Close(); err != io.ErrShortWrite {
 		t.Errorf("Close() = %v", err)
 	}

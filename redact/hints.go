@@ -330,11 +330,14 @@ type hintOccurrence struct {
 	pattern  uint64
 }
 
-// occurrences lists every occurrence of every hint in the JSON line b, by
-// position.
-func (h *hintSet) occurrences(b []byte) []hintOccurrence {
+// occurrences lists every occurrence in the JSON line b of every hint of
+// the patterns in only, by position.
+func (h *hintSet) occurrences(b []byte, only uint64) []hintOccurrence {
 	var occ []hintOccurrence
 	for _, c := range h.anchors {
+		if h.want[c]&only == 0 {
+			continue
+		}
 		for i := 0; ; {
 			j := bytes.IndexByte(b[i:], c)
 			if j < 0 {
@@ -346,6 +349,9 @@ func (h *hintSet) occurrences(b []byte) []hintOccurrence {
 				continue
 			}
 			for _, ah := range h.at[c] {
+				if ah.pattern&only == 0 {
+					continue
+				}
 				if start := pos - ah.off; ah.at(b, start, true) {
 					occ = append(occ, hintOccurrence{start, start + len(ah.hint), ah.pattern})
 				}

@@ -86,23 +86,6 @@ func TestAccountLearntWhereverTheTypeIs(t *testing.T) {
 	}
 }
 
-func TestHasHidingEscape(t *testing.T) {
-	for s, want := range map[string]bool{
-		`{"a":"plain"}`:             false,
-		`{"a":"line\nnext\t\"q\""}`: false,
-		`{"a":"\u0073k-"}`:          true,
-		`{"a":"x\/y"}`:              true,
-		`{"a":"back\\u0073"}`:       true, // decoded, "\u0073": the text redaction decodes that too
-		`{"a":"back\\n"}`:           false,
-		`{"a":"back\\\u0073"}`:      true,
-		`\`:                         false,
-	} {
-		if got := hasHidingEscape([]byte(s)); got != want {
-			t.Errorf("hasHidingEscape(%s) = %v", s, got)
-		}
-	}
-}
-
 func TestHasAccountObject(t *testing.T) {
 	for s, want := range map[string]bool{
 		`{"response":{"account":{"email":"a@b.c"}}}`:    true,

@@ -278,7 +278,7 @@ func (r *Redactor) String(s string) string {
 
 func (r *Redactor) text(b []byte) []byte {
 	out, _ := r.textChanged(b, ^uint64(0))
-	if !hasHidingEscape(b) {
+	if !protocol.HidesText(b) {
 		return out
 	}
 	// A \u or \/ escape in text that is not JSON (a JSON document echoed
@@ -441,27 +441,35 @@ func (r *Redactor) textChanged(b []byte, only uint64) ([]byte, bool) {
 // outside the redacted strings unchanged; other lines are redacted as text.
 // It returns line itself when nothing was removed.
 func (r *Redactor) Line(dir protocol.Direction, line []byte) []byte {
-	out, _, _ := r.LineObject(dir, line, false)
+	out, _, _ := r.LineObject(dir, line, 0)
 	return out
 }
 
 // LineObject is Line for a recorder, which must also know whether the line
 // (without surrounding white space) is one JSON object; checked is false
-// when it did not look (nothing to redact, and valid false).
+// when it did not look (nothing to redact, and known says nothing).
 //
-// valid says the caller knows line is exactly one JSON object (the bridge
-// validated it), which saves a pass over it.
-func (r *Redactor) LineObject(dir protocol.Direction, line []byte, valid bool) (out []byte, obj, checked bool) {
+// known is what the caller learnt of line (the bridge scanned it): with
+// protocol.KnownObject the line is not validated again, and with
+// protocol.KnownPlain too it is not searched for escapes that hide text.
+func (r *Redactor) LineObject(dir protocol.Direction, line []byte, known protocol.Known) (out []byte, obj, checked bool) {
+	valid := known&protocol.KnownObject != 0
 	if r == nil || r.empty() {
 		return line, valid, valid
 	}
-	trimmed := line
 	if !valid {
-		trimmed = bytes.TrimSpace(line)
+		trimmed := bytes.TrimSpace(line)
+		var h protocol.Head
+		if len(trimmed) > 0 && trimmed[0] == '{' {
+			h, valid = protocol.Scan(trimmed)
+		}
+		if !valid {
+			return r.textLine(dir, line), false, true
+		}
+		known = h.Known
 	}
-	if !valid && (len(trimmed) == 0 || trimmed[0] != '{' || !validObject(trimmed)) {
-		return r.textLine(dir, line), false, true
-	}
+	// hides: a \u or \/ escape may hide text from the raw bytes.
+	hides := known&protocol.KnownPlain == 0
 	if r.spec.Builtin && dir == protocol.DirOut {
 		r.learnAccount(line)
 	}
@@ -469,22 +477,26 @@ func (r *Redactor) LineObject(dir protocol.Direction, line []byte, valid bool) (
 	if len(r.paths) > 0 {
 		out = r.redactPaths(out)
 	}
-	if r.clean(out) {
+	found, clean := r.clean(out, hides)
+	if clean {
 		return out, true, true
 	}
-	return r.jsonStrings(out), true, true
+	return r.jsonStrings(out, hides, found), true, true
 }
 
 // clean is the fast pre-filter of Line: true when no secret can be in the
-// line. Without \u or \/ escapes, a secret inside a JSON string shows in
-// the raw bytes as it is (the patterns' characters need no escaping), so
-// a line holding none of the patterns' hints needs no closer look. User
-// regexes could match anything: they always take the slow path.
-func (r *Redactor) clean(line []byte) bool {
-	if r.alwaysLooks() || r.literalIn(line) {
-		return false
+// line. Without \u or \/ escapes (hides), a secret inside a JSON string
+// shows in the raw bytes as it is (the patterns' characters need no
+// escaping), so a line holding none of the patterns' hints needs no
+// closer look. User regexes could match anything: they always take the
+// slow path. found has the patterns whose hints are in the line (all of
+// them when the hints were not looked for).
+func (r *Redactor) clean(line []byte, hides bool) (found uint64, clean bool) {
+	if hides || r.alwaysLooks() || r.literalIn(line) {
+		return ^uint64(0), false
 	}
-	return !hasHidingEscape(line) && r.hints.match(line) == 0
+	found = r.hints.match(line)
+	return found, found == 0
 }
 
 // alwaysLooks: user regexes, or patterns without hints, must be tried on
@@ -507,13 +519,10 @@ func (r *Redactor) literalIn(line []byte) bool {
 	return false
 }
 
-// needsFullLook: user regexes, \u or \/ escapes, or a learnt literal in
-// line: the hints alone cannot clear it.
-func (r *Redactor) needsFullLook(line []byte) bool {
-	if len(r.spec.Regex) > 0 {
-		return true
-	}
-	return hasHidingEscape(line) || r.literalIn(line)
+// needsFullLook: user regexes, \u or \/ escapes (hides), or a learnt
+// literal in line: the hints alone cannot clear it.
+func (r *Redactor) needsFullLook(line []byte, hides bool) bool {
+	return len(r.spec.Regex) > 0 || hides || r.literalIn(line)
 }
 
 // learnAccount picks the email and organization out of an initialize
@@ -551,12 +560,13 @@ func (r *Redactor) learnAccount(line []byte) {
 // (keys included) and splices changed strings back in.
 //
 // When the hints can decide (needsFullLook is false), only strings that
-// hold a hint are looked at, with only the patterns of their hints.
-func (r *Redactor) jsonStrings(line []byte) []byte {
+// hold a hint are looked at, with only the patterns of their hints (of
+// those in found, the patterns the line holds hints of).
+func (r *Redactor) jsonStrings(line []byte, hides bool, found uint64) []byte {
 	var occ []hintOccurrence
-	fast := !r.needsFullLook(line)
+	fast := !r.needsFullLook(line, hides)
 	if fast {
-		occ = r.hints.occurrences(line)
+		occ = r.hints.occurrences(line, found)
 	}
 	k := 0
 	var out []byte // nil until something changes
@@ -797,36 +807,6 @@ func hasAccountObject(line []byte) bool {
 }
 
 func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
-// hasHidingEscape reports whether line holds a \u or \/ escape, the ones
-// that can hide a secret's characters from the raw bytes. One pass from
-// backslash to backslash; an escaped backslash is skipped whole.
-func hasHidingEscape(line []byte) bool {
-	for i := 0; ; {
-		j := bytes.IndexByte(line[i:], '\\')
-		if j < 0 || i+j+1 >= len(line) {
-			return false
-		}
-		switch line[i+j+1] {
-		case 'u', '/':
-			return true
-		case '\\':
-			// An escaped backslash before u or /: the decoded text holds
-			// an escape, which the text redaction decodes in turn.
-			if k := i + j + 2; k < len(line) && (line[k] == 'u' || line[k] == '/') {
-				return true
-			}
-		}
-		i += j + 2
-	}
-}
-
-// validObject reports whether b is exactly one JSON object (protocol.Scan,
-// the bridge's validator).
-func validObject(b []byte) bool {
-	_, ok := protocol.Scan(b)
-	return ok
-}
 
 // replaceMatches replaces every match of p in b by p's placeholder (only
 // the first capture group's text when the pattern has one, so that the

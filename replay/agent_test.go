@@ -328,7 +328,7 @@ func TestAsAgentRedactedRecordingMatches(t *testing.T) {
 	w, _ := recording.NewWriter(&buf, recording.Header{}, recording.WriterOptions{Redactor: red})
 	for _, e := range entries {
 		if e.Dir != protocol.DirMeta {
-			w.Tap(e.Dir, e.Msg)
+			w.Tap(e.Dir, e.Msg, 0)
 		}
 	}
 	if bytes.Contains(buf.Bytes(), []byte(secret)) || bytes.Contains(buf.Bytes(), []byte(envTok)) {
@@ -347,10 +347,10 @@ func TestAsAgentRedactedRecordingMatches(t *testing.T) {
 func TestAsAgentExitCodeAndStderr(t *testing.T) {
 	var buf bytes.Buffer
 	w, _ := recording.NewWriter(&buf, recording.Header{}, recording.WriterOptions{})
-	w.Tap(protocol.DirIn, []byte(`{"type":"user","message":{"role":"user","content":"hi"}}`))
-	w.Tap(protocol.DirErr, []byte(`warning: something`))
-	w.Tap(protocol.DirOut, []byte(`{"type":"result","subtype":"error_max_turns","is_error":true}`))
-	w.Tap(protocol.DirEvent, []byte(`{"type":"agentjq","subtype":"exit","code":1,"outcome":"error","agent_exit":1}`))
+	w.Tap(protocol.DirIn, []byte(`{"type":"user","message":{"role":"user","content":"hi"}}`), 0)
+	w.Tap(protocol.DirErr, []byte(`warning: something`), 0)
+	w.Tap(protocol.DirOut, []byte(`{"type":"result","subtype":"error_max_turns","is_error":true}`), 0)
+	w.Tap(protocol.DirEvent, []byte(`{"type":"agentjq","subtype":"exit","code":1,"outcome":"error","agent_exit":1}`), 0)
 	var stderr bytes.Buffer
 	client := &scriptClient{turns: [][]byte{[]byte(`{"type":"user","message":{"role":"user","content":"hi"}}`)}, answers: map[string][]byte{}}
 	r := runAsAgent(t, buf.Bytes(), client, AgentOptions{Stderr: &stderr})

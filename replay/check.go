@@ -423,7 +423,7 @@ func sessionArgv(s recording.Session) []string {
 // It returns nil when the session ran, whatever the agent's exit status
 // (a failed turn is a transcript like any other), and an error when it
 // could not run at all. cmd supplies it: it is spawn.
-type RunSession func(ctx context.Context, s recording.Session, workdir string, stdin io.Reader, tap func(protocol.Direction, []byte), decide approve.Decider) error
+type RunSession func(ctx context.Context, s recording.Session, workdir string, stdin io.Reader, tap func(protocol.Direction, []byte, protocol.Known), decide approve.Decider) error
 
 // CheckOptions configure LiveCheck.
 type CheckOptions struct {
@@ -495,14 +495,14 @@ func LiveCheck(ctx context.Context, h recording.Header, entries []recording.Entr
 		return path, "", err
 	}
 	w, err := recording.NewWriter(f, recording.Header{Agent: s.Agent, AgentjqVersion: opts.AgentjqVersion, Argv: argv, Cwd: workdir, Session: &s},
-		recording.WriterOptions{Redactor: red, Async: true, ValidOut: true})
+		recording.WriterOptions{Redactor: red, Async: true})
 	if err != nil {
 		f.Close()
 		return path, "", err
 	}
 	fd := newFeeder()
-	tap := func(dir protocol.Direction, line []byte) {
-		w.Tap(dir, line)
+	tap := func(dir protocol.Direction, line []byte, known protocol.Known) {
+		w.Tap(dir, line, known)
 		fd.saw(dir, line)
 	}
 	pr, pw := io.Pipe()

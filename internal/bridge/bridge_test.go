@@ -519,7 +519,12 @@ func TestTapSeesEveryLineInOrder(t *testing.T) {
 			var mu sync.Mutex
 			var taps []string // "dir line"
 			r := runFake(t, "capture:"+name, "go\n", func(o *Options) {
-				o.Tap = func(dir protocol.Direction, line []byte) {
+				o.Tap = func(dir protocol.Direction, line []byte, known protocol.Known) {
+					// What the bridge says it knows of an agent line is what
+					// Scan finds (a recorder trusts it and skips its own look).
+					if h, _ := protocol.Scan(line); dir == protocol.DirOut && known != h.Known || dir != protocol.DirOut && known != 0 {
+						t.Errorf("tap %s %.60s: known %b, Scan says %b", dir, line, known, h.Known)
+					}
 					mu.Lock()
 					taps = append(taps, string(dir)+" "+string(line))
 					mu.Unlock()
@@ -568,7 +573,7 @@ func TestSlowTapKeepsTheAgentsLastLines(t *testing.T) {
 	tapped := 0
 	r := runFake(t, "burst-exit:"+strconv.Itoa(n), "go\n", func(o *Options) {
 		o.Grace = 300 * time.Millisecond
-		o.Tap = func(dir protocol.Direction, line []byte) {
+		o.Tap = func(dir protocol.Direction, line []byte, _ protocol.Known) {
 			if dir == protocol.DirOut {
 				mu.Lock()
 				tapped++

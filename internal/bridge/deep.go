@@ -25,7 +25,7 @@ func (s *session) tooDeep(ctx context.Context, n int, head protocol.Head, line [
 		msg += " (type " + typ + ")"
 	}
 	fmt.Fprintf(s.opts.Stderr, "agentjq: %s\n", msg)
-	s.tap(protocol.DirErr, line)
+	s.tap(protocol.DirErr, line, 0)
 	s.warnLine(protocol.WarnNonJSON, msg, n)
 	switch typ {
 	case protocol.TypeControlRequest:

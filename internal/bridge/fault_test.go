@@ -431,7 +431,7 @@ func TestClientAnswerToAgentRequestDropped(t *testing.T) {
 // outcome an error, not a success.
 func TestTapFailureIsAnError(t *testing.T) {
 	r := runFake(t, "capture:hello", "hi\n", func(o *Options) {
-		o.Tap = func(protocol.Direction, []byte) {}
+		o.Tap = func(protocol.Direction, []byte, protocol.Known) {}
 		o.TapErr = func() error { return fmt.Errorf("recording x.ndjson: no space left on device") }
 	})
 	if r.rep.Outcome != protocol.OutcomeError || r.rep.ExitCode == 0 {
@@ -451,7 +451,7 @@ func TestTapFailureOfTheExitEvent(t *testing.T) {
 	var exitTapped bool
 	var asked []bool // for each TapErr call: was the exit event tapped
 	r := runFake(t, "capture:hello", "hi\n", func(o *Options) {
-		o.Tap = func(dir protocol.Direction, line []byte) {
+		o.Tap = func(dir protocol.Direction, line []byte, _ protocol.Known) {
 			mu.Lock()
 			defer mu.Unlock()
 			if dir == protocol.DirEvent && strings.Contains(string(line), `"subtype":"exit"`) {

@@ -38,7 +38,7 @@ type Forward struct {
 	// TapParty, when set, replaces Tap for the lines whose party is known
 	// (see protocol.Party): every line written to the agent, the agent's
 	// lines the client never saw, and agentjq's events.
-	TapParty func(dir protocol.Direction, party protocol.Party, line []byte)
+	TapParty func(dir protocol.Direction, party protocol.Party, line []byte, known protocol.Known)
 }
 
 // forwarder is the proxy state of a session.
@@ -106,19 +106,19 @@ func (f *forwarder) addIDs(ids InitIDs) {
 	}
 }
 
-func (f *forwarder) tap(s *session, dir protocol.Direction, party protocol.Party, line []byte) {
+func (f *forwarder) tap(s *session, dir protocol.Direction, party protocol.Party, line []byte, known protocol.Known) {
 	if f.opts.TapParty != nil {
 		if !s.ended.Load() {
-			f.opts.TapParty(dir, party, line)
+			f.opts.TapParty(dir, party, line, known)
 		}
 		return
 	}
-	s.tap(dir, line)
+	s.tap(dir, line, known)
 }
 
 // event records one of agentjq's events and queues it for Events.
 func (f *forwarder) event(s *session, party protocol.Party, b []byte) {
-	f.tap(s, protocol.DirEvent, party, b)
+	f.tap(s, protocol.DirEvent, party, b, 0)
 	if f.events != nil {
 		f.events.put(append(b[:len(b):len(b)], '\n'), nil, false)
 	}
@@ -386,7 +386,7 @@ func (s *session) forwardAgentLine(ctx context.Context, kind lineKind, head prot
 		return true
 	case lineBad:
 		// Not agentjq's to judge: the client gets it as the agent wrote it.
-		s.tap(protocol.DirErr, line)
+		s.tap(protocol.DirErr, line, 0)
 		s.passOut(withNL)
 		return true
 	case linePlain:
@@ -409,7 +409,7 @@ func (s *session) forwardAgentLine(ctx context.Context, kind lineKind, head prot
 		_, ours := s.ours[key]
 		s.mu.Unlock()
 		if ours {
-			f.tap(s, protocol.DirOut, protocol.PartyAgentjq, line)
+			f.tap(s, protocol.DirOut, protocol.PartyAgentjq, line, head.Known)
 			s.control(ctx, typ, line)
 			return true
 		}
@@ -424,7 +424,7 @@ func (s *session) forwardAgentLine(ctx context.Context, kind lineKind, head prot
 		if held || agentjqs {
 			// agentjq holds it (or answered it): the client never saw
 			// the request, so it does not see it withdrawn either.
-			f.tap(s, protocol.DirOut, protocol.PartyAgentjq, line)
+			f.tap(s, protocol.DirOut, protocol.PartyAgentjq, line, head.Known)
 			s.control(ctx, typ, line)
 			return true
 		}
@@ -448,7 +448,7 @@ func (s *session) forwardAgentLine(ctx context.Context, kind lineKind, head prot
 			return true
 		}
 	}
-	s.tap(protocol.DirOut, line)
+	s.tap(protocol.DirOut, line, head.Known)
 	s.passOut(withNL)
 	return true
 }
@@ -472,7 +472,7 @@ func (s *session) holdRequest(ctx context.Context, line []byte) bool {
 		req := &approve.Request{RequestID: key, Cwd: s.opts.Dir}
 		if err := json.Unmarshal(request, &req.CanUseTool); err != nil {
 			// The policy cannot read it, so nobody may allow it.
-			f.tap(s, protocol.DirOut, protocol.PartyAgentjq, line)
+			f.tap(s, protocol.DirOut, protocol.PartyAgentjq, line, 0)
 			s.markAgentjqs(key)
 			s.respondPermission(key, rawID, req, protocol.DenyResult(&req.CanUseTool, "agentjq could not read this permission request: "+err.Error()), protocol.ByError, "", p.start)
 			return true
@@ -482,7 +482,7 @@ func (s *session) holdRequest(ctx context.Context, line []byte) bool {
 		s.mu.Unlock()
 		v := s.forwardDecide(ctx, req)
 		if agentjqDenies(v) {
-			f.tap(s, protocol.DirOut, protocol.PartyAgentjq, line)
+			f.tap(s, protocol.DirOut, protocol.PartyAgentjq, line, 0)
 			msg := v.Message
 			if msg == "" {
 				msg = "agentjq: denied by policy."
@@ -513,7 +513,7 @@ func (s *session) holdRequest(ctx context.Context, line []byte) bool {
 				body[name], _ = json.Marshal(orig)
 				request, _ = json.Marshal(body)
 			}
-			f.tap(s, protocol.DirOut, protocol.PartyAgentjq, line)
+			f.tap(s, protocol.DirOut, protocol.PartyAgentjq, line, 0)
 			s.markAgentjqs(key)
 			s.startAnswer(ctx, key, rawID, request)
 			return true

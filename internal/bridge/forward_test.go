@@ -171,7 +171,7 @@ func TestForwardPolicyDenyIsHeld(t *testing.T) {
 				o.Approver = approve.DeciderFunc(func(context.Context, *approve.Request) (approve.Verdict, error) {
 					return approve.Verdict{Behavior: policy, Source: protocol.ByRules, Rule: "test", Message: "the policy says " + policy}, nil
 				})
-				o.Forward.TapParty = func(dir protocol.Direction, party protocol.Party, line []byte) {
+				o.Forward.TapParty = func(dir protocol.Direction, party protocol.Party, line []byte, _ protocol.Known) {
 					tapMu.Lock()
 					defer tapMu.Unlock()
 					tapped = append(tapped, string(dir)+" "+string(party)+" "+string(line))

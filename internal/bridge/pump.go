@@ -290,7 +290,7 @@ func (s *session) passChunk(ctx context.Context, buf []byte, n int) int {
 	for _, li := range s.infos {
 		line := buf[li.start:li.end]
 		if li.kind == linePlain {
-			s.tap(protocol.DirOut, line)
+			s.tap(protocol.DirOut, line, li.head.Known)
 			if runStart < 0 {
 				runStart = li.start
 			}
@@ -346,11 +346,11 @@ func (s *session) agentLine(ctx context.Context, n int, kind lineKind, head prot
 		// writes its next turn on seeing it finds nothing in flight (so
 		// that turn is not marked as one the agent may fold).
 		s.result(line)
-		s.tap(protocol.DirOut, line)
+		s.tap(protocol.DirOut, line, head.Known)
 		s.passOut(withNL)
 		return
 	}
-	s.tap(protocol.DirOut, line)
+	s.tap(protocol.DirOut, line, head.Known)
 	s.passOut(withNL)
 	switch typ {
 	case protocol.TypeSystem:

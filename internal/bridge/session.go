@@ -70,8 +70,11 @@ type Options struct {
 	AtEnd []func()
 
 	// Tap sees every line in every direction, in order. The line is only
-	// lent for the call: a tap that keeps it copies it.
-	Tap func(dir protocol.Direction, line []byte)
+	// lent for the call: a tap that keeps it copies it. known is what the
+	// bridge learnt of the line (an agent line it scanned: one JSON object,
+	// and whether its strings hide text behind escapes), so that a
+	// recorder need not scan it again.
+	Tap func(dir protocol.Direction, line []byte, known protocol.Known)
 	// TapErr, when set, waits until whatever the tap feeds has taken every
 	// line tapped so far (a recording's queue written out) and reports its
 	// failure (a write error): the session's outcome is then an error,
@@ -601,9 +604,9 @@ func (s *session) writeAgentLocked(party protocol.Party, line []byte) error {
 		return errors.New("the agent's stdin is closed")
 	}
 	if s.fwd != nil {
-		s.fwd.tap(s, protocol.DirIn, party, line)
+		s.fwd.tap(s, protocol.DirIn, party, line, 0)
 	} else {
-		s.tap(protocol.DirIn, line)
+		s.tap(protocol.DirIn, line, 0)
 	}
 	buf := make([]byte, 0, len(line)+1)
 	if !s.agentIn.put(append(append(buf, line...), '\n'), nil, false) {
@@ -866,9 +869,9 @@ func requestKey(raw []byte) (key string, rawID json.RawMessage, ok bool) {
 	return "", nil, false
 }
 
-func (s *session) tap(dir protocol.Direction, line []byte) {
+func (s *session) tap(dir protocol.Direction, line []byte, known protocol.Known) {
 	if s.opts.Tap != nil && !s.ended.Load() {
-		s.opts.Tap(dir, line)
+		s.opts.Tap(dir, line, known)
 	}
 }
 
@@ -967,7 +970,7 @@ func (s *session) nonJSON(n int, line []byte) {
 	}
 	msg := fmt.Sprintf("agent stdout:%d: not JSON, not passed on: %s", n, shown)
 	fmt.Fprintf(s.opts.Stderr, "agentjq: %s\n", msg)
-	s.tap(protocol.DirErr, line)
+	s.tap(protocol.DirErr, line, 0)
 	s.warnLine(protocol.WarnNonJSON, msg, n)
 }
 
@@ -984,7 +987,7 @@ func (s *session) readAgentStderr(r io.Reader) {
 			s.mu.Lock()
 			s.stderrTail.Write(line)
 			s.mu.Unlock()
-			s.tap(protocol.DirErr, bytes.TrimSuffix(line, []byte{'\n'}))
+			s.tap(protocol.DirErr, bytes.TrimSuffix(line, []byte{'\n'}), 0)
 		}
 		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
 			return
@@ -1002,7 +1005,7 @@ func (s *session) event(v any) {
 		s.fwd.event(s, protocol.PartyAgentjq, b)
 		return
 	}
-	s.tap(protocol.DirEvent, b)
+	s.tap(protocol.DirEvent, b, 0)
 	if !s.opts.NoEvents {
 		s.outLine(b)
 	}
@@ -1051,7 +1054,7 @@ func (s *session) finish() Report {
 		return rep
 	}
 	b := protocol.Marshal(ev)
-	s.tap(protocol.DirEvent, b)
+	s.tap(protocol.DirEvent, b, 0)
 	if err := s.tapErr(); err != nil {
 		// Not recorded: the recording has failed already.
 		rep, ev = s.outcome(err)

@@ -19,7 +19,23 @@ type Head struct {
 	// Escaped is set when one of the fields above holds a backslash
 	// escape: compare through Strings, not the raw bytes.
 	Escaped bool
+	// Known is what the scan learnt of the whole line, for whoever the
+	// line is passed on to (a recorder's redaction): zero unless Scan
+	// accepted it.
+	Known Known
 }
+
+// Known is what a reader learnt of a line it passes on, so that the next
+// one need not find it out again. The zero value says nothing.
+type Known uint8
+
+const (
+	// KnownObject: the line is exactly one JSON object (Scan accepted it).
+	KnownObject Known = 1 << iota
+	// KnownPlain: no escape in the line hides text from its raw bytes
+	// (HidesText is false). Only with KnownObject.
+	KnownPlain
+)
 
 // Strings returns the head's fields as Go strings, unescaped.
 // Invalid UTF-8 becomes U+FFFD, as encoding/json decodes it.
@@ -63,7 +79,37 @@ func ScanLine(line []byte) (Head, error) {
 	if s.i < len(s.b) {
 		return h, s.fail("unexpected %s after the value", s.describe())
 	}
+	if err == nil {
+		h.Known = KnownObject
+		if !s.hides {
+			h.Known |= KnownPlain
+		}
+	}
 	return h, err
+}
+
+// HidesText reports whether b holds a \u or \/ escape, or an escaped
+// backslash before a u or a / (the decoded text holds an escape in
+// turn): the escapes behind which text does not show in the raw bytes.
+// It is KnownPlain's rule for any text (a JSON document echoed on
+// stderr); Scan follows it for a line in its one pass. From backslash to
+// backslash; an escaped backslash is skipped whole.
+func HidesText(b []byte) bool {
+	for i := 0; ; {
+		j := bytes.IndexByte(b[i:], '\\')
+		if j < 0 || i+j+1 >= len(b) {
+			return false
+		}
+		switch b[i+j+1] {
+		case 'u', '/':
+			return true
+		case '\\':
+			if k := i + j + 2; k < len(b) && (b[k] == 'u' || b[k] == '/') {
+				return true
+			}
+		}
+		i += j + 2
+	}
 }
 
 // MaxDepth is the deepest nesting of objects and arrays the scanner
@@ -148,6 +194,8 @@ type scanner struct {
 	i int
 	// spaced is set when ws passed anything.
 	spaced bool
+	// hides is set when a string held an escape that KnownPlain rules out.
+	hides bool
 }
 
 func (s *scanner) ws() {
@@ -479,9 +527,19 @@ func (s *scanner) str() (escaped, nonASCII bool, err error) {
 				return escaped, nonASCII, s.fail("unexpected end of line in a string escape")
 			}
 			switch b[i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case '"', 'b', 'f', 'n', 'r', 't':
 				i++
+			case '/':
+				s.hides = true
+				i++
+			case '\\':
+				// An escaped backslash before u or /: the decoded text
+				// holds an escape in turn.
+				if i++; i < len(b) && (b[i] == 'u' || b[i] == '/') {
+					s.hides = true
+				}
 			case 'u':
+				s.hides = true
 				for j := i + 1; j < i+5; j++ {
 					if j >= len(b) {
 						s.i = j

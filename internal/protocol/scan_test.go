@@ -28,7 +28,13 @@ func checkScan(t *testing.T, line []byte) {
 		t.Fatalf("ScanLine(%q) = %v, Scan says %v", line, err, ok)
 	}
 	if !ok {
+		if h.Known != 0 {
+			t.Fatalf("Scan(%q) refused it but says %b", line, h.Known)
+		}
 		return
+	}
+	if h.Known&KnownObject == 0 || (h.Known&KnownPlain == 0) != HidesText(line) {
+		t.Fatalf("Scan(%q) Known = %b, want an object, plain %v", line, h.Known, !HidesText(line))
 	}
 	// Keys match exactly, as the agent's own JSON parser matches them.
 	var e map[string]any
@@ -43,6 +49,29 @@ func checkScan(t *testing.T, line []byte) {
 	// A duplicate key: the last one counts, in both.
 	if typ != str(e["type"]) || sub != str(e["subtype"]) || id != str(e["request_id"]) {
 		t.Fatalf("Scan(%q) head = %q %q %q, want %q %q %q", line, typ, sub, id, str(e["type"]), str(e["subtype"]), str(e["request_id"]))
+	}
+}
+
+func TestHidesText(t *testing.T) {
+	for s, want := range map[string]bool{
+		`{"a":"plain"}`:             false,
+		`{"a":"line\nnext\t\"q\""}`: false,
+		`{"a":"\u0073k-"}`:          true,
+		`{"a":"x\/y"}`:              true,
+		`{"a":"back\\u0073"}`:       true, // decoded, "\u0073": the text redaction decodes that too
+		`{"a":"back\\n"}`:           false,
+		`{"a":"back\\\u0073"}`:      true,
+		`{"k\/":1}`:                 true,
+		`\`:                         false,
+		`not JSON \/`:               true,
+	} {
+		if got := HidesText([]byte(s)); got != want {
+			t.Errorf("HidesText(%s) = %v", s, got)
+		}
+		// For a line Scan accepts, its one pass finds the same.
+		if h, ok := Scan([]byte(s)); ok && (h.Known&KnownPlain == 0) != want {
+			t.Errorf("Scan(%s) Known = %b, HidesText says %v", s, h.Known, want)
+		}
 	}
 }
 
@@ -174,6 +203,7 @@ func TestScanCaptures(t *testing.T) {
 }
 
 var scanCases = []string{
+	`{"a":"x\/y"}`, `{"a":"back\\u0073"}`, `{"a":"back\\\u0073"}`, `{"a":"back\\n\n\""}`, `{"k\/":1}`, `{"a":"\\\\/"}`,
 	`{}`, ` {} `, `{"type":"x"}`, `{"type":"a\"b","subtype":"c\u0041"}`, `{"a":[1,2,{"b":null}],"type":"t"}`,
 	`{"type":1}`, `{"type":"x",}`, `{"type":"x"`, `{"type":"x"}}`, `[1]`, `"s"`, `{"a":01}`, `{"a":1.}`,
 	`{"a":-}`, `{"a":1e}`, `{"a":1e+5}`, `{"a":"\x01"}`, `{"a":"\q"}`, `{"a":"\u12"}`, `{"a":tru}`,
