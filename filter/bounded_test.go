@@ -41,6 +41,15 @@ func (w *liveHeapWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// skipLargeIfShort skips a test of millions of values under -short: a
+// few seconds each, they run in the whole suite.
+func skipLargeIfShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("millions of values: run without -short")
+	}
+}
+
 // baseHeap is the live heap before a run. Two collections: sync.Pool
 // keeps what it holds through the first.
 func baseHeap() uint64 {
@@ -55,6 +64,7 @@ func baseHeap() uint64 {
 // mode, so the engine never holds them all (range(3e7) on one line used
 // to hold 1 GB).
 func TestManyOutputsOfOneInputAreStreamed(t *testing.T) {
+	skipLargeIfShort(t)
 	const n = 2_000_000 // about 15 MB of output
 	for _, mode := range []struct {
 		name, stdin string
@@ -97,6 +107,7 @@ func TestManyOutputsOfOneInputAreStreamed(t *testing.T) {
 // Several inputs with many outputs each, in parallel: the outputs of each
 // come whole and in the order of the inputs.
 func TestManyOutputsKeepLineOrder(t *testing.T) {
+	skipLargeIfShort(t)
 	pr, pw := io.Pipe()
 	go func() {
 		// One write per line: each line is a batch of its own, so the
@@ -130,6 +141,7 @@ func TestManyOutputsKeepLineOrder(t *testing.T) {
 // A value nested a million deep (gojq builds it without recursion) is
 // written as jq writes it, not a stack overflow.
 func TestDeepValueIsEncoded(t *testing.T) {
+	skipLargeIfShort(t)
 	const depth = 1_000_000
 	// Run without runFilter's deadline: under -race on a busy machine
 	// building the value alone takes longer than it allows.
