@@ -58,3 +58,29 @@ echo
 WORK="$work/replay" scripts/bench-replay.sh
 echo
 scripts/bench-fronts.sh
+echo
+
+# #11 asks for the lines of non-test Go before and after it; ae2f5c2 is
+# the last commit before its first change.
+echo "## Size of the code"
+echo
+lines_at() {
+	git ls-tree -r --name-only "$1" | grep '\.go$' | grep -v '_test\.go$' | grep -v "${2:-^$}" |
+		while read -r f; do git show "$1:$f"; done | wc -l
+}
+asm_at() {
+	git ls-tree -r --name-only "$1" | grep '\.s$' | while read -r f; do git show "$1:$f"; done | wc -l
+}
+if git cat-file -e ae2f5c2^{commit} 2>/dev/null; then
+	head=$(git rev-parse --short HEAD)
+	echo "Lines of non-test Go (and of assembly), counted with \`git show REV:FILE | wc -l\` over the"
+	echo "tracked files. The test doubles (apistub, fakeagent, livetest, mcptest, streamgen) were"
+	echo "in internal/ before #11 and are in internal/testkit since."
+	echo
+	echo "| commit | non-test Go | without the test doubles | assembly |"
+	echo "|---|---|---|---|"
+	echo "| ae2f5c2 (before #11) | $(lines_at ae2f5c2) | $(lines_at ae2f5c2 '^internal/\(apistub\|fakeagent\|livetest\|mcptest\|streamgen\)/') | $(asm_at ae2f5c2) |"
+	echo "| $head (now) | $(lines_at HEAD) | $(lines_at HEAD '^internal/testkit/') | $(asm_at HEAD) |"
+else
+	echo "(the history before #11 is not in this clone)"
+fi
