@@ -33,7 +33,10 @@ func (s *session) tooDeep(ctx context.Context, n int, head protocol.Head, line [
 	case protocol.TypeControlCancel, protocol.TypeControlResp:
 		s.control(ctx, typ, line)
 	case protocol.TypeResult:
-		s.result(line)
+		// Too deep to be classified whole: its fields are read now.
+		var f [len(protocol.ResultKeys)][]byte
+		copy(f[:], protocol.Fields(line, protocol.ResultKeys[:]...))
+		s.result(line, f)
 	}
 }
 

@@ -150,10 +150,10 @@ func (s *session) inFlightLocked() int {
 }
 
 // result counts the turns a result answers. Only what the session needs
-// now is read; the last result is kept raw and decoded once, for the
-// outcome.
-func (s *session) result(line []byte) {
-	f := protocol.Fields(line, "permission_denials", "queued_turn_count", "user_message_uuids", "user_message_uuid")
+// now is read: f, the line's values of protocol.ResultKeys, which the
+// scan that classified it found; the last result is kept raw and decoded
+// once, for the outcome.
+func (s *session) result(line []byte, f [len(protocol.ResultKeys)][]byte) {
 	// Only the ids are needed: read them where they lie rather than decode
 	// the inputs they come with.
 	var denials []string

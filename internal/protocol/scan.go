@@ -19,11 +19,20 @@ type Head struct {
 	// Escaped is set when one of the fields above holds a backslash
 	// escape: compare through Strings, not the raw bytes.
 	Escaped bool
+	// Result holds the raw values of a result line's ResultKeys (nil for
+	// a key that is absent, the last one for a key that repeats, as
+	// Fields): what the bridge's turn bookkeeping reads, found in the
+	// same pass.
+	Result [len(ResultKeys)][]byte
 	// Known is what the scan learnt of the whole line, for whoever the
 	// line is passed on to (a recorder's redaction): zero unless Scan
 	// accepted it.
 	Known Known
 }
+
+// ResultKeys are the top-level keys of a result line that Scan keeps in
+// Head.Result.
+var ResultKeys = [...]string{"permission_denials", "queued_turn_count", "user_message_uuids", "user_message_uuid"}
 
 // Known is what a reader learnt of a line it passes on, so that the next
 // one need not find it out again. The zero value says nothing.
@@ -254,7 +263,7 @@ func (s *scanner) object(h *Head) error {
 		}
 		s.i++
 		s.ws()
-		var dst *[]byte
+		var dst, raw *[]byte // a string field of the head, a raw value of Result
 		switch string(key) {
 		case "type":
 			dst = &h.Type
@@ -264,10 +273,20 @@ func (s *scanner) object(h *Head) error {
 			dst = &h.RequestID
 		case "session_id":
 			dst = &h.SessionID
+		// ResultKeys, in order (constant cases: one comparison tree).
+		case "permission_denials":
+			raw = &h.Result[0]
+		case "queued_turn_count":
+			raw = &h.Result[1]
+		case "user_message_uuids":
+			raw = &h.Result[2]
+		case "user_message_uuid":
+			raw = &h.Result[3]
 		}
 		if dst != nil {
 			*dst = nil // a later duplicate key wins, whatever its type
 		}
+		vStart := s.i
 		if dst != nil && s.i < len(s.b) && s.b[s.i] == '"' {
 			vStart := s.i + 1
 			vEsc, _, err := s.str()
@@ -282,6 +301,8 @@ func (s *scanner) object(h *Head) error {
 				return err
 			}
 			tooDeep = err
+		} else if raw != nil {
+			*raw = s.b[vStart:s.i]
 		}
 		s.ws()
 		if s.i >= len(s.b) {

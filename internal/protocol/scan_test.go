@@ -33,6 +33,11 @@ func checkScan(t *testing.T, line []byte) {
 		}
 		return
 	}
+	for k, v := range Fields(line, ResultKeys[:]...) {
+		if !bytes.Equal(h.Result[k], v) || (h.Result[k] == nil) != (v == nil) {
+			t.Fatalf("Scan(%q) %s = %q, Fields says %q", line, ResultKeys[k], h.Result[k], v)
+		}
+	}
 	if h.Known&KnownObject == 0 || (h.Known&KnownPlain == 0) != HidesText(line) {
 		t.Fatalf("Scan(%q) Known = %b, want an object, plain %v", line, h.Known, !HidesText(line))
 	}
@@ -203,6 +208,8 @@ func TestScanCaptures(t *testing.T) {
 }
 
 var scanCases = []string{
+	`{"type":"result","permission_denials":[{"tool_use_id":"t1"}],"queued_turn_count":2,"user_message_uuids":["a","b"],"user_message_uuid":"c"}`,
+	`{"permission_denials":[],"x":{"permission_denials":[1]},"permission_denials":[2],"user_message_uuid":null}`,
 	`{"a":"x\/y"}`, `{"a":"back\\u0073"}`, `{"a":"back\\\u0073"}`, `{"a":"back\\n\n\""}`, `{"k\/":1}`, `{"a":"\\\\/"}`,
 	`{}`, ` {} `, `{"type":"x"}`, `{"type":"a\"b","subtype":"c\u0041"}`, `{"a":[1,2,{"b":null}],"type":"t"}`,
 	`{"type":1}`, `{"type":"x",}`, `{"type":"x"`, `{"type":"x"}}`, `[1]`, `"s"`, `{"a":01}`, `{"a":1.}`,
