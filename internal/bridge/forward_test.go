@@ -358,8 +358,8 @@ func TestClassifyForwardRoutesWhatClassifyRoutes(t *testing.T) {
 	}
 	all = append(all, `{"request_id":"x","type":"control_request","request":{"subtype":"can_use_tool"}}`+"\n"...)
 	all = append(all, `{"type":"system","subtype":"init","session_id":"s"}`+"\n"...)
-	a := classifyChunk(all, nil, classify)
-	b := classifyChunk(all, nil, classifyForward)
+	a := classifyLines(all, nil, classify)
+	b := classifyLines(all, nil, classifyForward)
 	if len(a) != len(b) || len(a) < 100 {
 		t.Fatalf("%d lines against %d", len(a), len(b))
 	}
