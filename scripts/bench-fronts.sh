@@ -14,10 +14,10 @@ echo "with what the scan learnt (one JSON object; whether an escape hides text, 
 echo "\"line\" is Redactor.Line, which scans first. The stream is 16 MiB of internal/testkit/streamgen."
 echo
 echo '```'
-go test ./redact -run '^$' -bench RedactStream -cpu 1 -count 3 2>/dev/null | grep '^Benchmark'
+go test ./redact -run '^$' -bench RedactStream -cpu 1 -count 5 2>/dev/null | grep '^Benchmark'
 echo '```'
 echo
-echo "    go test ./redact -run '^\$' -bench RedactStream -cpu 1 -count 3"
+echo "    go test ./redact -run '^\$' -bench RedactStream -cpu 1 -count 5"
 echo
 
 echo "## The PreToolUse guard"

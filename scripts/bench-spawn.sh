@@ -5,11 +5,11 @@
 #
 #   scripts/bench-spawn.sh > section.md
 #
-# Environment: SIZE (default 1GiB), RUNS (default 3), WORK (scratch
+# Environment: SIZE (default 1GiB), RUNS (default 5), WORK (scratch
 # directory, default $TMPDIR/agentjq-bench-spawn; needs about SIZE).
 set -eu
 . "$(dirname "$0")/bench-lib.sh"
-bench_init spawn 1GiB 3
+bench_init spawn 1GiB 5
 
 stream="$work/stream.ndjson"
 bench_stream "$stream" -control=false
