@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +21,27 @@ import (
 type screen struct {
 	mu   sync.Mutex
 	seen bytes.Buffer
+}
+
+// show records what r (a pty's master) shows until a read fails; with
+// bytesPerMS > 0 it takes that many bytes a millisecond, a slow terminal.
+func (s *screen) show(r io.Reader, bytesPerMS int) {
+	buf := make([]byte, 4096)
+	if bytesPerMS > 0 {
+		buf = buf[:bytesPerMS]
+	}
+	for {
+		if bytesPerMS > 0 {
+			time.Sleep(time.Millisecond)
+		}
+		n, err := r.Read(buf)
+		s.mu.Lock()
+		s.seen.Write(buf[:n])
+		s.mu.Unlock()
+		if err != nil {
+			return
+		}
+	}
 }
 
 func (s *screen) String() string {
@@ -64,18 +86,7 @@ func TestLiveTerminalTurnsAndPrompts(t *testing.T) {
 	}
 	tty.Close()
 	var sc screen
-	go func() {
-		buf := make([]byte, 4096)
-		for {
-			n, err := ptmx.Read(buf)
-			sc.mu.Lock()
-			sc.seen.Write(buf[:n])
-			sc.mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
+	go sc.show(ptmx, 0)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })

@@ -42,24 +42,7 @@ func onTerminal(t *testing.T, line string, env []string, bytesPerMS int) (*scree
 	tty.Close()
 	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
 	sc := &screen{}
-	go func() {
-		buf := make([]byte, 4096)
-		if bytesPerMS > 0 {
-			buf = buf[:bytesPerMS]
-		}
-		for {
-			if bytesPerMS > 0 {
-				time.Sleep(time.Millisecond)
-			}
-			n, err := ptmx.Read(buf)
-			sc.mu.Lock()
-			sc.seen.Write(buf[:n])
-			sc.mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
+	go sc.show(ptmx, bytesPerMS)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	return sc, ptmx, done

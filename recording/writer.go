@@ -156,8 +156,8 @@ func mayBeSystemInit(line []byte) bool {
 // process redacts, encodes and (with flush) writes one line.
 func (w *Writer) process(dir protocol.Direction, party protocol.Party, line []byte, known protocol.Known, t time.Time, flush bool) {
 	// What the tap knew is trusted only for a line that can go under
-	// "msg" as it is (no white space around it, not stderr).
-	valid := known&protocol.KnownObject != 0 && dir != protocol.DirErr && len(line) > 0 && line[0] == '{' && line[len(line)-1] == '}'
+	// "msg" as it is.
+	valid := known&protocol.KnownObject != 0 && msgShaped(dir, line)
 	if !valid {
 		known = 0
 	}
@@ -165,7 +165,7 @@ func (w *Writer) process(dir protocol.Direction, party protocol.Party, line []by
 	if w.red != nil {
 		var checked bool
 		line, obj, checked = w.red.LineObject(dir, line, known)
-		obj = obj && dir != protocol.DirErr && len(line) > 0 && line[0] == '{' && line[len(line)-1] == '}'
+		obj = obj && msgShaped(dir, line)
 		if !checked {
 			obj = isJSONPayload(dir, line)
 		}
@@ -338,10 +338,13 @@ func (w *Writer) flushLocked() {
 // "text". Only a whole, valid JSON object is a msg: anything else would
 // make the entry invalid JSON.
 func isJSONPayload(dir protocol.Direction, line []byte) bool {
-	if dir == protocol.DirErr || len(line) == 0 || line[0] != '{' || line[len(line)-1] != '}' {
-		return false
-	}
-	return validObject(line)
+	return msgShaped(dir, line) && validObject(line)
+}
+
+// msgShaped says a line of one JSON object may go under "msg" byte for
+// byte: not stderr, and no white space around its braces.
+func msgShaped(dir protocol.Direction, line []byte) bool {
+	return dir != protocol.DirErr && len(line) > 0 && line[0] == '{' && line[len(line)-1] == '}'
 }
 
 // agentVersionOf returns claude_code_version from a system/init line or an

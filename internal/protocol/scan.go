@@ -288,12 +288,11 @@ func (s *scanner) object(h *Head) error {
 		}
 		vStart := s.i
 		if dst != nil && s.i < len(s.b) && s.b[s.i] == '"' {
-			vStart := s.i + 1
 			vEsc, _, err := s.str()
 			if err != nil {
 				return err
 			}
-			*dst = s.b[vStart : s.i-1]
+			*dst = s.b[vStart+1 : s.i-1] // without the quotes
 			h.Escaped = h.Escaped || vEsc
 		} else if err := s.value(1); err != nil {
 			// Too deep is only known once the rest is known to be JSON.
