@@ -32,7 +32,7 @@ var builtinPatterns = []struct {
 	{"api-key", regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{16,}`), []string{"sk-"}, "", ""},
 	{"stripe-key", regexp.MustCompile(`\b(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,}`), []string{"sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_"}, "", ""},
 	{"aws-access-key", regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b`), []string{"AKIA", "ASIA", "ABIA", "ACCA", "A3T"}, "", ""},
-	{"aws-secret-key", regexp.MustCompile(`(?i)(?:secret_?access_?key|aws_?secret[a-z_]*)["']?\s*(?:=>|:=|[:=])\s*["']?([A-Za-z0-9/+=]{40,})`), []string{"secret_access_key", "secretaccesskey", "aws_secret", "awssecret"}, "", ""},
+	{"aws-secret-key", regexp.MustCompile(`(?i)(?:secret_?access_?key|aws_?secret[a-z_]*)\\?["']?\s*(?:=>|:=|[:=])\s*\\?["']?([A-Za-z0-9/+=]{40,})`), []string{"secret_access_key", "secretaccesskey", "aws_secret", "awssecret"}, "", ""},
 	{"github-token", regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})`), []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, "", ""},
 	{"gitlab-token", regexp.MustCompile(`\bgl(?:pat|dt|ft|rt|ptt|oas|cbt|imt|soat|agent|ffct)-[A-Za-z0-9_\-]{20,}`), []string{"glpat-", "gldt-", "glft-", "glrt-", "glptt-", "gloas-", "glcbt-", "glimt-", "glsoat-", "glagent-", "glffct-"}, "", ""},
 	{"slack-token", regexp.MustCompile(`\bxox[abposre]-[A-Za-z0-9\-]{10,}|\bxapp-\d-[A-Za-z0-9\-]{10,}`), []string{"xox", "xapp-"}, "", ""},
@@ -57,16 +57,16 @@ var builtinPatterns = []struct {
 	{"azure-key", regexp.MustCompile(`(?i)\b(?:AccountKey|SharedAccessKey|SharedAccessSignature|sig)=([^;"'\s&<>]{16,})`), []string{"accountkey=", "sharedaccesskey=", "sharedaccesssignature=", "sig="}, "", ""},
 	// A password in a URL: scheme://user:PASSWORD@host.
 	{"url-password", regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/@"'<>\\]{0,100}:([^\s/@"'<>\\]{1,200})@`), []string{"@"}, "", "://"},
-	{"basic-auth", regexp.MustCompile(`(?i)\bauthorization["']?\s*[:=]\s*["']?basic\s+([A-Za-z0-9+/]{4,}={0,2})`), []string{"authorization"}, "", ""},
+	{"basic-auth", regexp.MustCompile(`(?i)\bauthorization\\?["']?\s*[:=]\s*\\?["']?basic\s+([A-Za-z0-9+/]{4,}={0,2})`), []string{"authorization"}, "", ""},
 	// Assignments: NAME=value, NAME: value, "name": "value", where NAME
 	// is or ends in a secret's name (MY_API_KEY, db_password, AUTH_TOKEN,
 	// client-secret). A value that starts with $ or { is a reference, not
 	// a secret; one that starts with [ was redacted already; one followed
 	// by ( is a call.
-	{"secret", regexp.MustCompile(`(?i)(?:passw(?:or)?d|secret[_\-]?key|token|api[_\-]?key|access[_\-]?key|private[_\-]?key|auth[_\-]?key)(?:[_.\-][A-Za-z0-9_.\-]*)?["']?\s*(?:=>|:=|[:=])[ \t]*["']?([^\s"'\x60,;&|<>(){}\[\]\\$*][^\s"'\x60,;&|<>(){}\[\]\\]{3,})(?:$|[\s"'\x60,;&|<>)}\]\\])`),
+	{"secret", regexp.MustCompile(`(?i)(?:passw(?:or)?d|secret[_\-]?key|token|api[_\-]?key|access[_\-]?key|private[_\-]?key|auth[_\-]?key)(?:[_.\-][A-Za-z0-9_.\-]*)?\\?["']?\s*(?:=>|:=|[:=])[ \t]*\\?["']?([^\s"'\x60,;&|<>(){}\[\]\\$*][^\s"'\x60,;&|<>(){}\[\]\\]{3,})(?:$|[\s"'\x60,;&|<>)}\]\\])`),
 		[]string{"passwd", "password", "secret_key", "secretkey", "secret-key", "token", "apikey", "api_key", "api-key", "accesskey", "access_key", "access-key", "privatekey", "private_key", "private-key", "authkey", "auth_key", "auth-key"},
 		"_.-\"' \t\r\n=:\\", ""},
 	// A bare "secret" is too common a word to look for everywhere: only
 	// as NAME=value (CLIENT_SECRET=, secret = ...), found by its '='.
-	{"secret", regexp.MustCompile(`(?i)secret ?=[ \t]*["']?([^\s"'\x60,;&|<>(){}\[\]\\$*][^\s"'\x60,;&|<>(){}\[\]\\]{3,})(?:$|[\s"'\x60,;&|<>)}\]\\])`), []string{"secret=", "secret ="}, "", ""},
+	{"secret", regexp.MustCompile(`(?i)secret ?=[ \t]*\\?["']?([^\s"'\x60,;&|<>(){}\[\]\\$*][^\s"'\x60,;&|<>(){}\[\]\\]{3,})(?:$|[\s"'\x60,;&|<>)}\]\\])`), []string{"secret=", "secret ="}, "", ""},
 }

@@ -597,7 +597,11 @@ func (r *Redactor) jsonStrings(line []byte, hides bool, found uint64) []byte {
 		i = j
 		isKey := r.spec.Builtin && colonAfter(line, j+1)
 		valueOfSecret := secretNext && !isKey
-		secretNext = isKey && secretKeyName(tok[1:len(tok)-1])
+		key := tok[1 : len(tok)-1]
+		if isKey && escaped {
+			key = protocol.Unescape(key) // "pass\u0077ord" names a secret too
+		}
+		secretNext = isKey && secretKeyName(key)
 		if valueOfSecret && secretValue(tok[1:len(tok)-1]) {
 			// {"password": "..."}: the name is in the key, the secret in
 			// the value, two strings no pattern sees together.

@@ -96,3 +96,28 @@ func splitLines(b []byte) [][]byte {
 	}
 	return lines
 }
+
+// TestSecretsBehindEscapedQuotes: a NAME=value whose quotes are escaped
+// (JSON text inside a string, or echoed on stderr) and a secret's key name
+// behind a \u escape are removed like their plain forms.
+func TestSecretsBehindEscapedQuotes(t *testing.T) {
+	r, err := NewRedactor(RedactSpec{Builtin: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		dir  protocol.Direction
+		line string
+	}{
+		{protocol.DirErr, `{"type":"assistant","text":"export DB_PASSWORD=\"hunter2xyz\""`},
+		{protocol.DirOut, `{"type":"user","content":"\"start\": \"DB_PASSWORD=\\\"hunter2xyz\\\" node app\""}`},
+		{protocol.DirOut, `{"type":"user","pass\u0077ord":"hunter2xyz"}`},
+		{protocol.DirOut, `{"type":"user","content":"{\"api_key\": \"hunter2xyz\"}"}`},
+		{protocol.DirOut, `{"type":"user","content":"AWS_SECRET_ACCESS_KEY=\\\"Hk3/Lp9Qw2Er7Ty5Ui1Op4As8Df6Gh0Jk3Lz7Xc9V\\\""}`},
+	} {
+		got := string(r.Line(c.dir, []byte(c.line)))
+		if strings.Contains(got, "hunter2xyz") || strings.Contains(got, "Hk3/Lp9") {
+			t.Errorf("%s %s\n  recorded as %s", c.dir, c.line, got)
+		}
+	}
+}
