@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -516,7 +517,7 @@ func TestStalledWriterIsAbandoned(t *testing.T) {
 	<-w.stuck
 	q.put([]byte("second\n"), nil, false)
 	start := time.Now()
-	lost := q.drain(200*time.Millisecond, time.Hour)
+	lost := q.drain(200*time.Millisecond, 300*time.Millisecond)
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("drain took %s", d)
 	}
@@ -525,5 +526,50 @@ func TestStalledWriterIsAbandoned(t *testing.T) {
 	}
 	if q.put([]byte("late\n"), nil, true) {
 		t.Error("a put after abandon was taken")
+	}
+}
+
+// slowReader takes 64 KiB at a time, pausing before each: a pipeline
+// stage that is slow but keeps reading.
+type slowReader struct {
+	mu    sync.Mutex
+	n     int
+	pause time.Duration
+}
+
+func (r *slowReader) Write(p []byte) (int, error) {
+	total := 0
+	for len(p) > 0 {
+		time.Sleep(r.pause)
+		k := min(len(p), 64<<10)
+		r.mu.Lock()
+		r.n += k
+		r.mu.Unlock()
+		p, total = p[k:], total+k
+	}
+	return total, nil
+}
+
+// TestSlowReaderGetsALongLine: a reader that keeps taking a long line,
+// if slowly, is neither taken for stalled nor cut off at the drain's
+// deadline; it gets every byte. (A 32 MiB line written in one call to the
+// pipe of a loaded CI machine once looked stalled for a whole grace.)
+func TestSlowReaderGetsALongLine(t *testing.T) {
+	r := &slowReader{pause: 10 * time.Millisecond}
+	q := newQueueWriter(r, outQueue)
+	line := bytes.Repeat([]byte("a"), 4<<20) // 64 writes of 64 KiB: 0.64 s at least
+	q.put(line, nil, false)
+	q.put([]byte("\n"), nil, false)
+	time.Sleep(400 * time.Millisecond)
+	if d := q.stalledFor(); d >= 300*time.Millisecond {
+		t.Errorf("a reader taking 64 KiB every 10 ms looks stalled for %s", d)
+	}
+	if lost := q.drain(100*time.Millisecond, 300*time.Millisecond); lost != 0 {
+		t.Errorf("drain gave up on %d bytes of a reader that kept reading", lost)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.n != len(line)+1 {
+		t.Errorf("the reader got %d bytes, want %d", r.n, len(line)+1)
 	}
 }

@@ -164,11 +164,11 @@ func (q *queueWriter) run() {
 				scratch = append(scratch, p.b...)
 			} else {
 				if len(scratch) > 0 {
-					_, err = q.w.Write(scratch)
+					err = q.writeSegments(scratch)
 					scratch = scratch[:0]
 				}
 				if err == nil {
-					_, err = q.w.Write(p.b)
+					err = q.writeSegments(p.b)
 				}
 			}
 			n += len(p.b)
@@ -177,7 +177,7 @@ func (q *queueWriter) run() {
 			}
 		}
 		if err == nil && len(scratch) > 0 {
-			_, err = q.w.Write(scratch)
+			err = q.writeSegments(scratch)
 		}
 		if cap(scratch) > 1<<20 {
 			scratch = nil
@@ -207,6 +207,28 @@ func (q *queueWriter) run() {
 			}
 		}
 	}
+}
+
+// largeSegment is how much of a large piece one write hands the reader.
+// Progress is noted between segments, so a reader slowly taking a 32 MiB
+// line is not mistaken for one that takes nothing.
+const largeSegment = 256 << 10
+
+// writeSegments writes b a segment at a time, noting progress between them.
+func (q *queueWriter) writeSegments(b []byte) error {
+	for len(b) > 0 {
+		n := min(len(b), largeSegment)
+		if _, err := q.w.Write(b[:n]); err != nil {
+			return err
+		}
+		b = b[n:]
+		if len(b) > 0 {
+			q.mu.Lock()
+			q.progress = time.Now()
+			q.mu.Unlock()
+		}
+	}
+	return nil
 }
 
 func releaseAll(ps []piece) {
@@ -279,24 +301,37 @@ func (q *queueWriter) end() {
 	q.freed()
 }
 
-// drain ends the stream and waits at most d for everything queued to be
-// written. It reports the bytes it had to give up on (0: all written). A
-// stream whose reader has taken nothing for stalled already is given up at
-// once: waiting longer for it only delays the exit.
+// drain ends the stream and waits for everything queued to be written:
+// d at least, and past d for as long as the reader keeps taking bytes. It
+// gives up on a reader that has taken nothing for stalled, at once if it
+// already has (waiting longer for it only delays the exit), and reports
+// the bytes it gave up on (0: all written). A reader that is slow but
+// reading, such as a pipeline taking a 32 MiB line, gets all of it.
 func (q *queueWriter) drain(d, stalled time.Duration) int {
 	q.end()
-	q.mu.Lock()
-	stuck := q.queued > 0 && time.Since(q.progress) >= stalled
-	q.mu.Unlock()
-	if stuck {
-		return q.abandon()
+	// left is how much longer the reader gets: nothing once the stream is
+	// closed or given up on (its writer may be stuck for good).
+	left := func() time.Duration {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		if q.closed {
+			return 0
+		}
+		return stalled - time.Since(q.progress)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-q.done:
-		return 0
-	case <-t.C:
+	wait := d
+	if q.stalledFor() >= stalled {
+		wait = 0
+	}
+	for wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-q.done:
+			t.Stop()
+			return 0
+		case <-t.C:
+		}
+		wait = left()
 	}
 	return q.abandon()
 }
