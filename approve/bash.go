@@ -1118,8 +1118,12 @@ func cmdName(w shWord) string {
 }
 
 // systemBin reports whether a command given by path is a system program,
-// so /usr/bin/env is looked through like env but ./timeout is not.
+// so /usr/bin/env is looked through like env but ./timeout is not. The
+// program is named in lower case (foldLower): a case-insensitive
+// filesystem runs sh for SH and /bin/rm for /BIN/RM. Builtins are not
+// found this way (the shell matches their names exactly, see builtin).
 func systemBin(name string) string {
+	name = foldLower(name)
 	if !strings.Contains(name, "/") {
 		return name
 	}

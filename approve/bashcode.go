@@ -20,7 +20,7 @@ func inlineCode(words []shWord) string {
 	if name == "" {
 		return ""
 	}
-	base := path.Base(name)
+	base := foldLower(path.Base(name))
 	args := words[1:]
 	// short reports an option cluster before the first operand holding
 	// one of letters (-c, -Ic, -ne), or a long option among longs.

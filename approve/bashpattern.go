@@ -194,16 +194,32 @@ func (p *bashPattern) step(words []shWord, i, j int, mode matchMode, rec func(i,
 	return rec(i+1, j+1)
 }
 
-// matchWord compares one literal word. A denied command name also matches
-// when run by path (/bin/rm for rm).
+// matchWord compares one literal word. A denied command name (byBase)
+// also matches when run by path (/bin/rm for rm) and in another case (RM
+// runs rm from a case-insensitive filesystem, as macOS's is).
 func (t ptok) matchWord(s string, byBase bool) bool {
 	if t.matchOne(s) {
 		return true
 	}
-	if byBase && strings.Contains(s, "/") {
-		return t.matchOne(path.Base(s))
+	if !byBase {
+		return false
 	}
-	return false
+	if strings.Contains(s, "/") {
+		s = path.Base(s)
+		if t.matchOne(s) {
+			return true
+		}
+	}
+	return t.fold().matchOne(foldLower(s))
+}
+
+// fold is t with its literal text in foldLower.
+func (t ptok) fold() ptok {
+	f := ptok{lit: foldLower(t.lit)}
+	for _, p := range t.glob {
+		f.glob = append(f.glob, foldLower(p))
+	}
+	return f
 }
 
 func (t ptok) matchOne(s string) bool {

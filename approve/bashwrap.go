@@ -161,7 +161,7 @@ var opaqueRunners = map[string]bool{
 // loaderName reports a dynamic loader run as a program (ld-linux.so.2
 // PROG runs PROG), wherever it lives.
 func loaderName(name string) bool {
-	b := path.Base(name)
+	b := foldLower(path.Base(name))
 	return strings.HasPrefix(b, "ld-") && strings.Contains(b, ".so") || b == "ld.so"
 }
 

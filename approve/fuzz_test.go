@@ -132,8 +132,22 @@ func FuzzGlobMatch(f *testing.F) {
 			}
 		}
 		segs := splitPath(p)
-		if got, want := matchSegs(pat, segs), globRef(pat, segs); got != want {
-			t.Fatalf("matchSegs(%q, %q) = %v, reference %v", pat, segs, got, want)
+		exact := (&pathPattern{}).matchSegs(pat, segs)
+		if want := globRef(pat, segs); exact != want {
+			t.Fatalf("matchSegs(%q, %q) = %v, reference %v", pat, segs, exact, want)
+		}
+		// A deny pattern (fold) matches whatever the exact one does, and
+		// whatever it does in lower case.
+		folded := (&pathPattern{fold: true}).matchSegs(pat, segs)
+		lower := func(ss []string) []string {
+			out := make([]string, len(ss))
+			for i, s := range ss {
+				out[i] = strings.ToLower(s)
+			}
+			return out
+		}
+		if exact && !folded || globRef(lower(pat), lower(segs)) && !folded {
+			t.Fatalf("folded matchSegs(%q, %q) = false, but exact %v", pat, segs, exact)
 		}
 	})
 }

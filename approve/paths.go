@@ -6,6 +6,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"unicode"
 )
 
 // pathPattern is a gitignore-style glob from a Read/Edit/Write rule.
@@ -17,12 +18,19 @@ import (
 //
 // `*` and `?` stay within one path segment, `**` spans segments, [..] is a
 // class. A pattern that matches a directory matches everything below it.
+//
+// A deny or ask pattern (fold) also matches a path in another case:
+// .ENV is .env on a case-insensitive filesystem (macOS's and Windows'
+// defaults), so a deny rule that took it for another file would be
+// bypassed. An allow pattern matches the case as written: a name in
+// another case is not covered by it.
 type pathPattern struct {
 	raw      string
 	bases    []string // absolute anchors (raw and symlink-resolved); nil: the cwd
 	segs     []string
 	floating bool // no slash: matches a segment at any depth below the cwd
 	dirOnly  bool
+	fold     bool // match in any case as well (deny and ask rules)
 }
 
 var errEmptyPath = errors.New("empty path pattern")
@@ -201,14 +209,14 @@ func (p *pathPattern) matchReading(r reading) bool {
 	if p.bases != nil {
 		for _, b := range p.bases {
 			bs := splitPath(b)
-			if hasPrefixSegs(segs, bs) && p.matchRel(segs[len(bs):], r.abs) {
+			if p.hasPrefix(segs, bs) && p.matchRel(segs[len(bs):], r.abs) {
 				return true
 			}
 		}
 		return false
 	}
 	cs := splitPath(r.cwd)
-	if !hasPrefixSegs(segs, cs) {
+	if !p.hasPrefix(segs, cs) {
 		return false // outside the session's directory
 	}
 	return p.matchRel(segs[len(cs):], r.abs)
@@ -219,7 +227,7 @@ func (p *pathPattern) matchReading(r reading) bool {
 func (p *pathPattern) matchRel(rel []string, abs string) bool {
 	if p.floating {
 		for i, s := range rel {
-			if ok, _ := path.Match(p.segs[0], s); ok {
+			if p.matchSeg(p.segs[0], s) {
 				if p.dirOnly && i == len(rel)-1 && !isDir(abs) {
 					continue
 				}
@@ -232,7 +240,7 @@ func (p *pathPattern) matchRel(rel []string, abs string) bool {
 		if p.dirOnly && n == len(rel) && !isDir(abs) {
 			continue
 		}
-		if matchSegs(p.segs, rel[:n]) {
+		if p.matchSegs(p.segs, rel[:n]) {
 			return true
 		}
 	}
@@ -266,9 +274,60 @@ func hasPrefixSegs(s, prefix []string) bool {
 	return true
 }
 
+// hasPrefix is hasPrefixSegs, in any case as well for a folding pattern.
+func (p *pathPattern) hasPrefix(s, prefix []string) bool {
+	if hasPrefixSegs(s, prefix) {
+		return true
+	}
+	if !p.fold || len(prefix) > len(s) {
+		return false
+	}
+	for i := range prefix {
+		if !strings.EqualFold(s[i], prefix[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// matchSeg matches one glob segment against one path segment; a folding
+// pattern also matches when both are taken in lower case.
+func (p *pathPattern) matchSeg(pat, seg string) bool {
+	if ok, _ := path.Match(pat, seg); ok {
+		return true
+	}
+	if !p.fold {
+		return false
+	}
+	ok, _ := path.Match(foldLower(pat), foldLower(seg))
+	return ok
+}
+
+// foldLower maps every letter to one of its cases, the same for all of
+// them (unicode.SimpleFold): an ASCII lower-case letter where its case
+// holds one (S, s and ſ, the long s, become s; K, k and the Kelvin sign
+// become k), else the least rune. Two names a case-insensitive
+// filesystem takes for one fold to the same string. Glob syntax is left
+// as it is.
+func foldLower(s string) string {
+	return strings.Map(func(r rune) rune {
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			if f >= 'a' && f <= 'z' {
+				return f
+			}
+			least = min(least, f)
+		}
+		if r >= 'a' && r <= 'z' {
+			return r
+		}
+		return least
+	}, s)
+}
+
 // matchSegs matches glob segments against path segments; "**" matches any
 // number of segments (zero included).
-func matchSegs(pat, segs []string) bool {
+func (p *pathPattern) matchSegs(pat, segs []string) bool {
 	for len(pat) > 0 {
 		if pat[0] == "**" {
 			for len(pat) > 0 && pat[0] == "**" {
@@ -278,7 +337,7 @@ func matchSegs(pat, segs []string) bool {
 				return true
 			}
 			for i := 0; i <= len(segs); i++ {
-				if matchSegs(pat, segs[i:]) {
+				if p.matchSegs(pat, segs[i:]) {
 					return true
 				}
 			}
@@ -287,7 +346,7 @@ func matchSegs(pat, segs []string) bool {
 		if len(segs) == 0 {
 			return false
 		}
-		if ok, _ := path.Match(pat[0], segs[0]); !ok {
+		if !p.matchSeg(pat[0], segs[0]) {
 			return false
 		}
 		pat, segs = pat[1:], segs[1:]
@@ -374,7 +433,7 @@ func listBelow(rd reading) *belowList {
 func (p *pathPattern) matchesBelow(rd reading) bool {
 	segs := splitPath(rd.abs)
 	if p.floating {
-		return hasPrefixSegs(segs, splitPath(rd.cwd)) || hasPrefixSegs(splitPath(rd.cwd), segs)
+		return p.hasPrefix(segs, splitPath(rd.cwd)) || p.hasPrefix(splitPath(rd.cwd), segs)
 	}
 	bases := p.bases
 	if bases == nil {
@@ -383,9 +442,9 @@ func (p *pathPattern) matchesBelow(rd reading) bool {
 	for _, b := range bases {
 		bs := splitPath(b)
 		switch {
-		case hasPrefixSegs(bs, segs):
+		case p.hasPrefix(bs, segs):
 			return true // the pattern's anchor is inside the directory
-		case hasPrefixSegs(segs, bs) && extendsBelow(p.segs, segs[len(bs):]):
+		case p.hasPrefix(segs, bs) && p.extendsBelow(p.segs, segs[len(bs):]):
 			return true
 		}
 	}
@@ -394,7 +453,7 @@ func (p *pathPattern) matchesBelow(rd reading) bool {
 
 // extendsBelow reports whether glob segments may match rel followed by at
 // least one more segment.
-func extendsBelow(pat, rel []string) bool {
+func (p *pathPattern) extendsBelow(pat, rel []string) bool {
 	for {
 		if len(pat) == 0 {
 			return false
@@ -402,7 +461,7 @@ func extendsBelow(pat, rel []string) bool {
 		if pat[0] == "**" || len(rel) == 0 {
 			return true
 		}
-		if ok, _ := path.Match(pat[0], rel[0]); !ok {
+		if !p.matchSeg(pat[0], rel[0]) {
 			return false
 		}
 		pat, rel = pat[1:], rel[1:]

@@ -105,6 +105,11 @@ func parseRule(text, behavior, home string) (*rule, error) {
 		r.bash, err = compileBashPattern(r.spec)
 	case editTools[r.tool] || readTools[r.tool]:
 		r.path, err = compilePathPattern(r.spec, home)
+		if err == nil {
+			// A deny or ask rule holds for the file in any case; an allow
+			// rule covers the case it names.
+			r.path.fold = behavior != "allow"
+		}
 	case r.tool == "WebFetch":
 		d, ok := strings.CutPrefix(r.spec, "domain:")
 		if !ok || d == "" || strings.ContainsAny(d, "/:@") {

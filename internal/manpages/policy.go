@@ -144,7 +144,10 @@ error. A key "//" holds a comment.
     directory, a name without a slash at any depth below it. A star stays
     within one path segment and ** spans segments. An Edit rule covers every
     tool that writes a file, a Read rule every tool that reads one. Paths are
-    matched as written and with symlinks resolved.
+    matched as written and with symlinks resolved. A deny or ask rule also
+    matches a path in another case (**Read(.env)** denies **.ENV**, which a
+    case-insensitive filesystem such as macOS's opens as .env); an allow
+    rule covers only the case it is written in.
 
 **WebFetch(domain:**_host_**)**
 :   the URL's host; domain:*.host matches subdomains.
@@ -185,7 +188,11 @@ through to ask or deny. Unknown are:
   emacs, a dynamic loader such as ld-linux.so ...) are unknown. A wrapper or
   shell run by a path outside /bin, /usr/bin, /usr/local/bin, /sbin and
   /usr/sbin (/opt/homebrew/bin/env, ./node_modules/.bin/sh) is not looked
-  through, and every deny or ask rule matches it;
+  through, and every deny or ask rule matches it. A program's name is read
+  in any case, as a case-insensitive filesystem finds it (**SUDO RM** is sudo
+  rm to the wrappers and to deny and ask rules; an allow rule still matches
+  only the words as written); a builtin's is not, as bash matches those
+  exactly;
 - a shell with no script operand and no -c (or with -) reads its script from
   stdin: a literal here-document or here-string is read as the script
   (**bash <<< 'ls'** is ls), anything else (**echo x | sh**, **bash < file**)
@@ -262,7 +269,8 @@ npm, yarn, curl and wget run (.npmrc, .yarnrc, .curlrc, .wgetrc, .netrc),
 ~/.config/go/env (GOFLAGS may name programs) and cargo's ~/.cargo/config.toml, wherever
 they are. A write to one
 (Edit, Write, MultiEdit, NotebookEdit, a Bash redirection or file-writing
-command), also through a symlink, is denied by default, whatever jq
+command), also through a symlink or in another case (.CLAUDE/settings.json,
+.Git/HOOKS), is denied by default, whatever jq
 policies or approvers would answer, unless an allow rule names it
 explicitly: the rule's literal part, before any wildcard, reaches into the
 protected file or directory. **Edit(\*\*)** and **Edit(\*.json)** do not name
