@@ -11,6 +11,8 @@ require (
 	mvdan.cc/sh/v3 v3.14.1
 )
 
+require golang.org/x/text v0.44.0
+
 require (
 	github.com/coder/websocket v1.8.15
 	github.com/itchyny/timefmt-go v0.1.9 // indirect

@@ -188,29 +188,107 @@ func (p *bashPattern) step(words []shWord, i, j int, mode matchMode, rec func(i,
 		}
 		return false
 	}
-	if !t.matchWord(w.text, i == 0 && mode == conservative) {
+	if t.matchWord(w.text, i == 0, mode == conservative) && rec(i+1, j+1) {
+		return true
+	}
+	if mode != conservative || i == 0 {
 		return false
 	}
-	return rec(i+1, j+1)
+	// A deny or ask rule holds with options in between that it does not
+	// name (git -C . push for git push, rm -rf build for rm build): an
+	// option is passed over, and the word after it, which may be its
+	// value. Its short-option cluster holds with the letters in any
+	// order or spread over several options (-rf: -fr, -r -f).
+	if isOption(w.text) && (rec(i+1, j) || i+1 < len(words) && rec(i+2, j)) {
+		return true
+	}
+	if letters, ok := shortCluster(foldLower(t.lit)); ok && t.glob == nil {
+		var have []bool
+		for k := i; k < len(words) && k < i+maxCluster && !words[k].uncertain() && isShortOptions(words[k].text); k++ {
+			have = optionLetters(have, foldLower(words[k].text))
+			if coversLetters(have, letters) && rec(k+1, j+1) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
-// matchWord compares one literal word. A denied command name (byBase)
-// also matches when run by path (/bin/rm for rm) and in another case (RM
-// runs rm from a case-insensitive filesystem, as macOS's is).
-func (t ptok) matchWord(s string, byBase bool) bool {
+// maxCluster bounds how many option words one cluster of a rule is
+// looked for in (a long command is matched promptly).
+const maxCluster = 64
+
+// isOption reports a word that is an option ("-x", "--name") or "--",
+// the end of the options; not "-", which names stdin.
+func isOption(s string) bool {
+	return len(s) > 1 && s[0] == '-'
+}
+
+// isShortOptions reports a cluster of short options: -rf.
+func isShortOptions(s string) bool {
+	if len(s) < 2 || s[0] != '-' || s[1] == '-' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// shortCluster returns the letters of a rule word that is a cluster of
+// two or more short options.
+func shortCluster(s string) (string, bool) {
+	if len(s) < 3 || !isShortOptions(s) {
+		return "", false
+	}
+	return s[1:], true
+}
+
+func optionLetters(have []bool, s string) []bool {
+	if have == nil {
+		have = make([]bool, 128)
+	}
+	for i := 1; i < len(s); i++ {
+		have[s[i]] = true
+	}
+	return have
+}
+
+func coversLetters(have []bool, letters string) bool {
+	for i := 0; i < len(letters); i++ {
+		if !have[letters[i]] {
+			return false
+		}
+	}
+	return true
+}
+
+// matchWord compares one literal word. For a deny or ask rule (loose) it
+// also matches the word as the system would take it: a command name run by
+// path (/bin/rm for rm), and any word in another case, as a
+// case-insensitive filesystem (macOS's) finds the program or the file
+// (RM, rm -rf BUILD, cat .ENV), and a path spelled otherwise (build/,
+// ./build).
+func (t ptok) matchWord(s string, first, loose bool) bool {
 	if t.matchOne(s) {
 		return true
 	}
-	if !byBase {
+	if !loose {
 		return false
 	}
-	if strings.Contains(s, "/") {
+	if first && strings.Contains(s, "/") {
 		s = path.Base(s)
 		if t.matchOne(s) {
 			return true
 		}
 	}
-	return t.fold().matchOne(foldLower(s))
+	f, fs := t.fold(), foldLower(s)
+	if f.matchOne(fs) {
+		return true
+	}
+	return t.glob == nil && !first && fs != "" && f.lit != "" && path.Clean(fs) == path.Clean(f.lit)
 }
 
 // fold is t with its literal text in foldLower.

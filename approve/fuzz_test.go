@@ -137,12 +137,12 @@ func FuzzGlobMatch(f *testing.F) {
 			t.Fatalf("matchSegs(%q, %q) = %v, reference %v", pat, segs, exact, want)
 		}
 		// A deny pattern (fold) matches whatever the exact one does, and
-		// whatever it does in lower case.
+		// whatever it does once both are folded (foldLower).
 		folded := (&pathPattern{fold: true}).matchSegs(pat, segs)
 		lower := func(ss []string) []string {
 			out := make([]string, len(ss))
 			for i, s := range ss {
-				out[i] = strings.ToLower(s)
+				out[i] = foldLower(s)
 			}
 			return out
 		}

@@ -6,7 +6,10 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
 )
 
 // pathPattern is a gitignore-style glob from a Read/Edit/Write rule.
@@ -282,8 +285,17 @@ func (p *pathPattern) hasPrefix(s, prefix []string) bool {
 	if !p.fold || len(prefix) > len(s) {
 		return false
 	}
-	for i := range prefix {
-		if !strings.EqualFold(s[i], prefix[i]) {
+	return sameNames(s[:len(prefix)], prefix)
+}
+
+// sameNames reports whether two paths' segments name the same entries on
+// a case-insensitive filesystem (foldLower).
+func sameNames(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] && foldLower(a[i]) != foldLower(b[i]) {
 			return false
 		}
 	}
@@ -303,26 +315,19 @@ func (p *pathPattern) matchSeg(pat, seg string) bool {
 	return ok
 }
 
-// foldLower maps every letter to one of its cases, the same for all of
-// them (unicode.SimpleFold): an ASCII lower-case letter where its case
-// holds one (S, s and ſ, the long s, become s; K, k and the Kelvin sign
-// become k), else the least rune. Two names a case-insensitive
-// filesystem takes for one fold to the same string. Glob syntax is left
-// as it is.
+// foldLower is the name a case-insensitive filesystem takes s for, the
+// same for every spelling it takes for one: Unicode's canonical caseless
+// form, NFD(fold(NFD(s))) with full case folding, as APFS (macOS) compares
+// names. .ENV and .env, ſh and sh, ßh and ssh, con\ufb01g (the fi ligature)
+// and config, café composed and decomposed all fold alike. ASCII letters
+// fold to lower case; glob syntax is left as it is.
 func foldLower(s string) string {
-	return strings.Map(func(r rune) rune {
-		least := r
-		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-			if f >= 'a' && f <= 'z' {
-				return f
-			}
-			least = min(least, f)
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return norm.NFD.String(cases.Fold().String(norm.NFD.String(s)))
 		}
-		if r >= 'a' && r <= 'z' {
-			return r
-		}
-		return least
-	}, s)
+	}
+	return strings.ToLower(s)
 }
 
 // matchSegs matches glob segments against path segments; "**" matches any

@@ -66,26 +66,27 @@ var rcFiles = map[string]bool{
 }
 
 // protectedRoot returns the protected file or directory a path is in, or
-// "". Names are compared in any case (strings.EqualFold): on a
-// case-insensitive filesystem .CLAUDE/settings.json is claude's settings.
+// "". Names are compared as a case-insensitive filesystem compares them
+// (foldLower): there .CLAUDE/settings.json is claude's settings.
 func protectedRoot(abs, home string) string {
 	segs := splitPath(abs)
 	for i, s := range segs {
 		upto := "/" + strings.Join(segs[:i+1], "/")
+		f := foldLower(s)
 		switch {
-		case strings.EqualFold(s, ".claude"):
+		case f == ".claude":
 			return upto
-		case strings.EqualFold(s, ".git") && i+1 == len(segs):
+		case f == ".git" && i+1 == len(segs):
 			return upto // a .git file names the repository git uses
-		case strings.EqualFold(s, ".git"):
+		case f == ".git":
 			// config and hooks at any depth: .git/config,
 			// .git/modules/x/hooks, .git/worktrees/w/config.
 			for j := i + 1; j < len(segs); j++ {
-				if strings.EqualFold(segs[j], "config") || strings.EqualFold(segs[j], "hooks") {
+				if g := foldLower(segs[j]); g == "config" || g == "hooks" {
 					return "/" + strings.Join(segs[:j+1], "/")
 				}
 			}
-		case isRCFile(s):
+		case rcFiles[f]:
 			return upto
 		}
 	}
@@ -93,34 +94,12 @@ func protectedRoot(abs, home string) string {
 		hs := splitPath(filepath.Clean(home))
 		for _, d := range []string{".config/git", ".config/fish", ".config/nushell", ".config/powershell", ".ssh", ".config/systemd", ".config/autostart", ".config/go", ".cargo/config", ".cargo/config.toml"} {
 			root := append(hs[:len(hs):len(hs)], splitPath(d)...)
-			if len(segs) >= len(root) && equalFoldSegs(segs[:len(root)], root) {
+			if len(segs) >= len(root) && sameNames(segs[:len(root)], root) {
 				return "/" + strings.Join(segs[:len(root)], "/")
 			}
 		}
 	}
 	return ""
-}
-
-// isRCFile reports whether a name is one of rcFiles, in any case.
-func isRCFile(name string) bool {
-	if rcFiles[name] {
-		return true
-	}
-	for n := range rcFiles {
-		if strings.EqualFold(name, n) {
-			return true
-		}
-	}
-	return false
-}
-
-func equalFoldSegs(a, b []string) bool {
-	for i := range a {
-		if !strings.EqualFold(a[i], b[i]) {
-			return false
-		}
-	}
-	return len(a) == len(b)
 }
 
 // protectedChild returns a protected file or directory directly inside

@@ -136,7 +136,15 @@ error. A key "//" holds a comment.
     matches within the word. A compound command (&&, ||, ;, |, subshells) is
     judged part by part: every part must be allowed, and any part denied
     denies the call. Wrappers such as sudo, env and timeout must be allowed
-    themselves. See **HOW BASH COMMANDS ARE READ**.
+    themselves. A deny or ask rule matches more loosely than an allow rule,
+    as the system would take the words: with options it does not name in
+    between (**Bash(git push:\*)** denies **git -C . push** and **git
+    --no-pager push**; **Bash(rm build:\*)** denies **rm -rf build**), a
+    short-option cluster in any order or spread out (**-rf** is **-fr**,
+    **-r -f**, **-rfv**), any word in another case (**RM -rf BUILD**, as a
+    case-insensitive filesystem finds the program and the file), and a path
+    spelled otherwise (**build/**, **./build**). An allow rule matches the
+    words as written. See **HOW BASH COMMANDS ARE READ**.
 
 **Read(**_path_**)**, **Edit(**_path_**)**, **Write(**_path_**)**
 :   gitignore-style globs: **//abs/path** from the root, **~/p** from the home
@@ -145,9 +153,11 @@ error. A key "//" holds a comment.
     within one path segment and ** spans segments. An Edit rule covers every
     tool that writes a file, a Read rule every tool that reads one. Paths are
     matched as written and with symlinks resolved. A deny or ask rule also
-    matches a path in another case (**Read(.env)** denies **.ENV**, which a
-    case-insensitive filesystem such as macOS's opens as .env); an allow
-    rule covers only the case it is written in.
+    matches a name a case-insensitive filesystem such as macOS's takes for
+    the same one: in another case (**Read(.env)** denies **.ENV**), with full
+    case folding (ß is ss, the ligature ﬁ is fi) and composed or decomposed
+    accents alike (Unicode's canonical caseless match, as APFS compares
+    names). An allow rule covers only the name as written.
 
 **WebFetch(domain:**_host_**)**
 :   the URL's host; domain:*.host matches subdomains.
