@@ -19,7 +19,8 @@ import (
 // different command past a rule.
 type bashPattern struct {
 	toks   []ptok
-	prefix bool // legacy ":*": any words may follow
+	prefix bool   // legacy ":*": any words may follow
+	home   string // what ~/ in an operand is, for deny and ask rules
 }
 
 type ptok struct {
@@ -28,8 +29,8 @@ type ptok struct {
 	star bool     // a lone unquoted *
 }
 
-func compileBashPattern(spec string) (*bashPattern, error) {
-	p := &bashPattern{}
+func compileBashPattern(spec, home string) (*bashPattern, error) {
+	p := &bashPattern{home: home}
 	s := spec
 	if strings.HasSuffix(s, ":*") {
 		p.prefix = true
@@ -118,8 +119,13 @@ const (
 	conservative                  // deny, ask
 )
 
-// match matches the words of one command form.
+// match matches the words of one command form. A deny or ask rule
+// (conservative) matches as the words are written or as the system would
+// take them (matchLoose).
 func (p *bashPattern) match(words []shWord, mode matchMode) bool {
+	if mode == conservative && p.matchLoose(words) {
+		return true
+	}
 	// Long commands are matched like short ones: the memo is sized to
 	// them (0 unknown, 1 true, 2 false).
 	cols := len(p.toks) + 1
@@ -188,107 +194,29 @@ func (p *bashPattern) step(words []shWord, i, j int, mode matchMode, rec func(i,
 		}
 		return false
 	}
-	if t.matchWord(w.text, i == 0, mode == conservative) && rec(i+1, j+1) {
-		return true
-	}
-	if mode != conservative || i == 0 {
+	if !t.matchWord(w.text, i == 0 && mode == conservative) {
 		return false
 	}
-	// A deny or ask rule holds with options in between that it does not
-	// name (git -C . push for git push, rm -rf build for rm build): an
-	// option is passed over, and the word after it, which may be its
-	// value. Its short-option cluster holds with the letters in any
-	// order or spread over several options (-rf: -fr, -r -f).
-	if isOption(w.text) && (rec(i+1, j) || i+1 < len(words) && rec(i+2, j)) {
-		return true
-	}
-	if letters, ok := shortCluster(foldLower(t.lit)); ok && t.glob == nil {
-		var have []bool
-		for k := i; k < len(words) && k < i+maxCluster && !words[k].uncertain() && isShortOptions(words[k].text); k++ {
-			have = optionLetters(have, foldLower(words[k].text))
-			if coversLetters(have, letters) && rec(k+1, j+1) {
-				return true
-			}
-		}
-	}
-	return false
+	return rec(i+1, j+1)
 }
 
-// maxCluster bounds how many option words one cluster of a rule is
-// looked for in (a long command is matched promptly).
-const maxCluster = 64
-
-// isOption reports a word that is an option ("-x", "--name") or "--",
-// the end of the options; not "-", which names stdin.
-func isOption(s string) bool {
-	return len(s) > 1 && s[0] == '-'
-}
-
-// isShortOptions reports a cluster of short options: -rf.
-func isShortOptions(s string) bool {
-	if len(s) < 2 || s[0] != '-' || s[1] == '-' {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
-}
-
-// shortCluster returns the letters of a rule word that is a cluster of
-// two or more short options.
-func shortCluster(s string) (string, bool) {
-	if len(s) < 3 || !isShortOptions(s) {
-		return "", false
-	}
-	return s[1:], true
-}
-
-func optionLetters(have []bool, s string) []bool {
-	if have == nil {
-		have = make([]bool, 128)
-	}
-	for i := 1; i < len(s); i++ {
-		have[s[i]] = true
-	}
-	return have
-}
-
-func coversLetters(have []bool, letters string) bool {
-	for i := 0; i < len(letters); i++ {
-		if !have[letters[i]] {
-			return false
-		}
-	}
-	return true
-}
-
-// matchWord compares one literal word. For a deny or ask rule (loose) it
-// also matches the word as the system would take it: a command name run by
-// path (/bin/rm for rm), and any word in another case, as a
-// case-insensitive filesystem (macOS's) finds the program or the file
-// (RM, rm -rf BUILD, cat .ENV), and a path spelled otherwise (build/,
-// ./build).
-func (t ptok) matchWord(s string, first, loose bool) bool {
+// matchWord compares one literal word. A deny or ask rule's command name
+// (cmd) also matches when run by path (/bin/rm for rm) and in another case
+// (RM runs rm from a case-insensitive filesystem, as macOS's is).
+func (t ptok) matchWord(s string, cmd bool) bool {
 	if t.matchOne(s) {
 		return true
 	}
-	if !loose {
+	if !cmd {
 		return false
 	}
-	if first && strings.Contains(s, "/") {
+	if strings.Contains(s, "/") {
 		s = path.Base(s)
 		if t.matchOne(s) {
 			return true
 		}
 	}
-	f, fs := t.fold(), foldLower(s)
-	if f.matchOne(fs) {
-		return true
-	}
-	return t.glob == nil && !first && fs != "" && f.lit != "" && path.Clean(fs) == path.Clean(f.lit)
+	return t.fold().matchOne(foldLower(s))
 }
 
 // fold is t with its literal text in foldLower.

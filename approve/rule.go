@@ -102,7 +102,7 @@ func parseRule(text, behavior, home string) (*rule, error) {
 	var err error
 	switch {
 	case r.tool == "Bash":
-		r.bash, err = compileBashPattern(r.spec)
+		r.bash, err = compileBashPattern(r.spec, home)
 	case editTools[r.tool] || readTools[r.tool]:
 		r.path, err = compilePathPattern(r.spec, home)
 		if err == nil {

@@ -339,7 +339,8 @@ func TestDenyBeatsAskBeatsAllowAcrossFiles(t *testing.T) {
 			"git status":                    protocol.Allow,
 			"git push origin main":          protocol.Ask,
 			"git push --force origin main":  protocol.Deny,
-			"git status && git push -f":     protocol.Ask,
+			"git status && git push -f":     protocol.Deny, // -f is --force to git push (and to the deny rule)
+			"git status && git push -u":     protocol.Ask,
 			"git push --force && git stash": protocol.Deny,
 			"make":                          "",
 		} {

@@ -136,15 +136,29 @@ error. A key "//" holds a comment.
     matches within the word. A compound command (&&, ||, ;, |, subshells) is
     judged part by part: every part must be allowed, and any part denied
     denies the call. Wrappers such as sudo, env and timeout must be allowed
-    themselves. A deny or ask rule matches more loosely than an allow rule,
-    as the system would take the words: with options it does not name in
-    between (**Bash(git push:\*)** denies **git -C . push** and **git
-    --no-pager push**; **Bash(rm build:\*)** denies **rm -rf build**), a
-    short-option cluster in any order or spread out (**-rf** is **-fr**,
-    **-r -f**, **-rfv**), any word in another case (**RM -rf BUILD**, as a
-    case-insensitive filesystem finds the program and the file), and a path
-    spelled otherwise (**build/**, **./build**). An allow rule matches the
-    words as written. See **HOW BASH COMMANDS ARE READ**.
+    themselves. A deny or ask rule also matches the command as the program
+    would take it, so that respelling it does not dodge the rule: its
+    options anywhere among the command's, before or after the operands
+    (**Bash(git push --force:\*)** denies **git push origin main --force**),
+    a short-option cluster in any order or spread out (**-rf** is **-fr**,
+    **-r -f**, **-vrf**; -r and -R alike), a long option with a value or
+    abbreviated (**--force=true**, **--forc**) or as the one letter it has
+    nearly everywhere (--force -f, --recursive -r, --all -a, --namespace
+    and --no-verify -n, --request -X, ...); options are compared in their
+    case (-D is not -d). Its first operand, a subcommand such as push,
+    stands where the command's first operand stands, past words just after
+    an option, which may be that option's value (**git -C . push**,
+    **kubectl -n prod delete**, **rm -rf dist build**); its later operands
+    anywhere after it. An operand matches in any case (**RM -rf BUILD**, as
+    a case-insensitive filesystem finds the program and the file) and
+    spelled otherwise as a path (**build/**, **./build**, **../build**, an
+    absolute path ending in it, ~/ for the home directory). Words may
+    follow, with or without :\* (**Bash(npm publish)** denies **npm publish
+    --tag beta**). An allow rule matches the words as written. Not covered:
+    an operand the rule names after another operand in the first place
+    (**cat a .env** for **Bash(cat .env)**) and a program's own synonyms
+    (git push origin +main for a force push). See **HOW BASH COMMANDS ARE
+    READ**.
 
 **Read(**_path_**)**, **Edit(**_path_**)**, **Write(**_path_**)**
 :   gitignore-style globs: **//abs/path** from the root, **~/p** from the home
