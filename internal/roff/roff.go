@@ -10,6 +10,7 @@ package roff
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Page builds one manual page.
@@ -120,6 +121,11 @@ func Escape(s string) string {
 		case '^':
 			b.WriteString(`\(ha`)
 		default:
+			if r >= utf8.RuneSelf {
+				// groff reads its input as Latin-1: name the character.
+				fmt.Fprintf(&b, `\[u%04X]`, r)
+				continue
+			}
 			b.WriteRune(r)
 		}
 	}
