@@ -928,6 +928,9 @@ func (w *walker) call(c *syntax.CallExpr, at dirSet) flow {
 	w.parts = append(w.parts, part)
 	link := makesLinks(inner)
 	for _, t := range u.writes {
+		if !t.uncertain() && harmlessDevice(t.text) {
+			continue // curl -o /dev/null, tee /dev/stderr
+		}
 		w.parts = append(w.parts, shPart{write: true, writePath: t, dirs: at, src: text, linkOwn: link})
 	}
 	if w.spawned(inner, text, innerAt) {

@@ -216,6 +216,10 @@ func (t ptok) matchWord(s string, cmd bool) bool {
 			return true
 		}
 	}
+	if t.glob == nil && strings.Contains(t.lit, "/") {
+		// A rule naming /bin/rm holds for rm and /usr/bin/rm too.
+		t = ptok{lit: path.Base(t.lit)}
+	}
 	return t.fold().matchOne(foldLower(s))
 }
 

@@ -874,13 +874,13 @@ func namedWrites(name string, args []shWord, operands func(string) []shWord, opt
 	case "curl":
 		for _, a := range args {
 			if !a.uncertain() && (a.text == "-K" || strings.HasPrefix(a.text, "--config") || strings.HasPrefix(a.text, "-K") ||
-				strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "--") && strings.Contains(a.text, "K")) {
+				strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "--") && strings.Contains(curlCluster(a.text), "K")) {
 				return nil, "curl reads options (an output file among them) from a config file"
 			}
 		}
 		for _, a := range args {
 			if !a.uncertain() && (a.text == "-O" || a.text == "--remote-name" || a.text == "--remote-name-all" || a.text == "-J" || strings.HasPrefix(a.text, "--output-dir") ||
-				strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "--") && strings.ContainsAny(a.text, "OJ")) {
+				strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "--") && strings.ContainsAny(curlCluster(a.text), "OJ")) {
 				return nil, "curl writes a file named by the server"
 			}
 		}
@@ -1013,6 +1013,21 @@ func tarLists(args []shWord) bool {
 	return list
 }
 
+// curlValued are curl's short options that surely take a value: in a
+// cluster the rest of the word is that value (-XPOST is -X POST, not -O).
+// A letter not listed is read as a flag, so the cluster is read on.
+const curlValued = "AbcCdDeEFHKmoPQrTtuUwxXyYz"
+
+// curlCluster returns the option letters of a curl short-option cluster:
+// up to and including the first that takes a value.
+func curlCluster(s string) string {
+	s = strings.TrimPrefix(s, "-")
+	if i := strings.IndexAny(s, curlValued); i >= 0 {
+		return s[:i+1]
+	}
+	return s
+}
+
 // gitTreeWrites returns the files and directories a git subcommand writes
 // by name: clone's and init's directory, worktree add's path, the paths
 // checkout and restore write. why is set when it writes what it does not
@@ -1046,7 +1061,11 @@ func gitTreeWrites(args []shWord) ([]shWord, string) {
 	for k := 0; k < len(rest); k++ {
 		a := rest[k]
 		if a.uncertain() {
-			return nil, "git " + sub + " with an operand chosen at run time"
+			switch sub {
+			case "clone", "init", "worktree", "checkout", "restore":
+				return nil, "git " + sub + " with an operand chosen at run time"
+			}
+			continue // git commit -m "$(cat <<EOF ...)": no tree write to name
 		}
 		t := a.text
 		switch {

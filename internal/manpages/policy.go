@@ -141,24 +141,33 @@ error. A key "//" holds a comment.
     options anywhere among the command's, before or after the operands
     (**Bash(git push --force:\*)** denies **git push origin main --force**),
     a short-option cluster in any order or spread out (**-rf** is **-fr**,
-    **-r -f**, **-vrf**; -r and -R alike), a long option with a value or
-    abbreviated (**--force=true**, **--forc**) or as the one letter it has
-    nearly everywhere (--force -f, --recursive -r, --all -a, --namespace
-    and --no-verify -n, --request -X, ...); options are compared in their
-    case (-D is not -d). Its first operand, a subcommand such as push,
-    stands where the command's first operand stands, past words just after
-    an option, which may be that option's value (**git -C . push**,
-    **kubectl -n prod delete**, **rm -rf dist build**); its later operands
-    anywhere after it. An operand matches in any case (**RM -rf BUILD**, as
-    a case-insensitive filesystem finds the program and the file) and
-    spelled otherwise as a path (**build/**, **./build**, **../build**, an
-    absolute path ending in it, ~/ for the home directory). Words may
+    **-r -f**, **-vrf**), a long option abbreviated or with a value
+    (**--forc**, **--force=true**, not --force=false), and, for rm, cp, mv,
+    chmod, chown, curl, docker, npm, kubectl and git's push, commit, clean,
+    branch and checkout, a long option as the letter it has there (--force
+    is -f to rm and git push, but not to kubectl, where -f is --filename).
+    Options are compared in their case (-D is not -d). A word after one of
+    the rule's options is that option's value and may stand anywhere
+    (**Bash(curl -X DELETE:\*)** denies **curl URL --request DELETE** and
+    **curl -sXDELETE URL**). The rule's first other operand, a subcommand
+    such as push, stands where the command's first operand stands, past
+    words just after an option, which may be that option's value (**git -C
+    . push**, **kubectl -n prod delete**, **rm -rf dist build**); its later
+    operands anywhere after it. An operand matches in any case (**RM -rf
+    BUILD**, as a case-insensitive filesystem finds the program and the
+    file) and spelled otherwise as a path (**build/**, **./build**,
+    **../build**, an absolute path ending in it, ~ and ~/ for the home
+    directory; not a URL). A rule naming /bin/rm holds for rm. Words may
     follow, with or without :\* (**Bash(npm publish)** denies **npm publish
     --tag beta**). An allow rule matches the words as written. Not covered:
     an operand the rule names after another operand in the first place
-    (**cat a .env** for **Bash(cat .env)**) and a program's own synonyms
-    (git push origin +main for a force push). See **HOW BASH COMMANDS ARE
-    READ**.
+    (**cat a .env** for **Bash(cat .env)**), a path relative to a directory
+    the command changed to (**cd src && rm -rf secret** for **Bash(rm -rf
+    src/secret)**), clusters of four letters or more (-ffdx), and a
+    program's own synonyms (git push origin +main for a force push). In
+    turn a long option without = before the subcommand is taken to maybe
+    have a value: **git --no-pager stash push** is denied by
+    **Bash(git push:\*)**.
 
 **Read(**_path_**)**, **Edit(**_path_**)**, **Write(**_path_**)**
 :   gitignore-style globs: **//abs/path** from the root, **~/p** from the home
