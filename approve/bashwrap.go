@@ -610,7 +610,9 @@ func commandWrites(words []shWord) ([]shWord, string) {
 		}
 		return out
 	}
-	optValue := func(short string, long ...string) []shWord {
+	// optValues: abbrev takes prefixes of long options too, right only
+	// where they are the program's own (not for the generic --output).
+	optValues := func(abbrev bool, short string, long ...string) []shWord {
 		var out []shWord
 		for i := 0; i < len(args); i++ {
 			a := args[i]
@@ -623,6 +625,13 @@ func commandWrites(words []shWord) ([]shWord, string) {
 					out = append(out, shWord{text: v})
 				} else if t == l && i+1 < len(args) {
 					out = append(out, args[i+1])
+				} else if abbrev && longIs(t, l) {
+					// An abbreviation (--target for --target-directory).
+					if _, v, ok := strings.Cut(t, "="); ok {
+						out = append(out, shWord{text: v})
+					} else if i+1 < len(args) {
+						out = append(out, args[i+1])
+					}
 				}
 			}
 			if short != "" && strings.HasPrefix(t, "-") && !strings.HasPrefix(t, "--") {
@@ -643,7 +652,8 @@ func commandWrites(words []shWord) ([]shWord, string) {
 	if formatOutput[name] {
 		long = nil // --output json: a format, not a file
 	}
-	generic := optValue("", append(long, "--output-file", "--outfile", "--out-file", "--out", "--log-file", "--logfile", "-out", "--output-directory", "--outdir", "--out-dir", "--target-dir")...)
+	optValue := func(short string, long ...string) []shWord { return optValues(true, short, long...) }
+	generic := optValues(false, "", append(long, "--output-file", "--outfile", "--out-file", "--out", "--log-file", "--logfile", "-out", "--output-directory", "--outdir", "--out-dir", "--target-dir")...)
 	if shortOutput[name] {
 		// -o FILE, -oFILE, -o=FILE; these programs do not bundle
 		// single-letter options (gcc -fno-omit-frame-pointer is no -o).
@@ -689,7 +699,22 @@ func namedWrites(name string, args []shWord, operands func(string) []shWord, opt
 		ops := operands(valued)
 		target := optValue("t", "--target-directory")
 		sources := ops
-		if len(target) == 0 && len(ops) > 0 {
+		switch {
+		case len(target) == 0 && name == "ln" && len(ops) == 1:
+			// ln -s ../x makes ./x: the link lands in the directory the
+			// shell is in, under the source's name.
+			b := path.Base(strings.TrimRight(ops[0].text, "/"))
+			if ops[0].uncertain() || b == "." || b == ".." || b == "/" {
+				return nil, "ln makes a link named at run time"
+			}
+			out := []shWord{{text: b}}
+			for _, a := range args {
+				if !a.uncertain() && (longIs(a.text, "--symbolic") || strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "--") && strings.Contains(a.text, "s")) {
+					return out, ""
+				}
+			}
+			return append(out, ops...), "" // a hard link: its source is written under the new name
+		case len(target) == 0 && len(ops) > 0:
 			target, sources = ops[len(ops)-1:], ops[:len(ops)-1]
 		}
 		out := append([]shWord(nil), target...)
@@ -710,9 +735,9 @@ func namedWrites(name string, args []shWord, operands func(string) []shWord, opt
 		for _, a := range args {
 			switch t := a.text; {
 			case a.uncertain():
-			case t == "--recursive" || t == "--archive":
+			case longIs(t, "--recursive") || longIs(t, "--archive"):
 				recursive = true
-			case t == "--no-target-directory":
+			case longIs(t, "--no-target-directory"):
 				spread = true
 			case strings.HasPrefix(t, "-") && !strings.HasPrefix(t, "--"):
 				spread = spread || strings.Contains(t, "T")
@@ -728,7 +753,7 @@ func namedWrites(name string, args []shWord, operands func(string) []shWord, opt
 		}
 		symbolic := false
 		for _, a := range args {
-			if !a.uncertain() && (a.text == "--symbolic" || strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "--") && strings.Contains(a.text, "s")) {
+			if !a.uncertain() && (longIs(a.text, "--symbolic") || strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "--") && strings.Contains(a.text, "s")) {
 				symbolic = true
 			}
 		}
@@ -801,12 +826,77 @@ func namedWrites(name string, args []shWord, operands func(string) []shWord, opt
 			return ops[:1], ""
 		}
 		return nil, ""
-	case "rsync", "unzip", "patch", "cpio", "7z", "7za", "ar":
+	case "rsync", "unzip", "patch", "cpio", "7z", "7za", "ar", "pax", "jar", "rename", "unrar", "ditto":
+		// ditto merges a directory's contents (.claude among them) into
+		// its target; pax -r and jar x extract; rename computes names.
 		return nil, name + " writes files it does not name on the command line"
+	case "link":
+		return operands(""), "" // a hard link: both names write the file
+	case "yq", "sd":
+		// In place: yq -i FILE..., sd FROM TO FILE... (sd by default).
+		ops := operands("")
+		inPlace := name == "sd"
+		for _, a := range args {
+			if !a.uncertain() && (a.text == "-i" || longIs(a.text, "--inplace") || name == "sd" && (a.text == "-p" || longIs(a.text, "--preview"))) {
+				inPlace = name == "yq"
+			}
+		}
+		skip := map[string]int{"yq": 1, "sd": 2}[name]
+		if !inPlace || len(ops) <= skip {
+			return nil, ""
+		}
+		return ops[skip:], ""
+	case "docker", "podman", "kubectl", "oc":
+		// docker cp SRC DEST: a local DEST (no container: prefix).
+		ops := operands("")
+		if len(ops) == 3 && ops[0].text == "cp" && !strings.Contains(ops[2].text, ":") {
+			return ops[2:], ""
+		}
+		return nil, ""
+	case "aws", "gsutil", "gcloud":
+		ops := operands("")
+		for i := 0; i+2 < len(ops); i++ {
+			if ops[i].text == "cp" || ops[i].text == "mv" || ops[i].text == "sync" || ops[i].text == "rsync" {
+				if d := ops[len(ops)-1]; !strings.Contains(d.text, "://") {
+					return []shWord{d}, ""
+				}
+			}
+		}
+		return nil, ""
+	case "gh", "svn", "hg", "jj", "fossil":
+		// gh repo clone R [DIR], svn checkout URL [DIR], hg clone URL [DIR]:
+		// a clone lands in DIR, or a directory named by the source.
+		ops := operands("")
+		for i, o := range ops {
+			if o.text == "clone" || o.text == "checkout" || o.text == "co" {
+				if len(ops) > i+2 {
+					return ops[i+2 : i+3], ""
+				}
+				return nil, name + " " + o.text + " into a directory named by the source"
+			}
+		}
+		return nil, ""
+	case "npm", "pnpm", "yarn", "pip", "pip3", "uv", "pipx", "bun":
+		// config set writes the user's rc file (or the project's with
+		// --location=project); --prefix, --target and --root name where
+		// packages land.
+		ops := operands("")
+		var out []shWord
+		for i, o := range ops {
+			if o.text == "config" && i+1 < len(ops) && ops[i+1].text != "get" && ops[i+1].text != "list" && ops[i+1].text != "ls" {
+				out = append(out, shWord{text: "~/.npmrc"}, shWord{text: ".npmrc"}, shWord{text: "~/.config/pip/pip.conf"})
+			}
+		}
+		return append(out, optValue("t", "--prefix", "--target", "--root", "--global-dir", "--modules-folder", "--cwd")...), ""
 	case "touch", "mkdir", "rmdir", "rm", "truncate", "shred", "unlink", "mkfifo", "mknod":
 		return operands("rdstm"), ""
 	case "chmod", "chown", "chgrp":
 		ops := operands("")
+		for _, a := range args {
+			if !a.uncertain() && longIs(a.text, "--reference") {
+				return ops, "" // the mode comes from a file: every operand is a target
+			}
+		}
 		if len(ops) > 1 {
 			return ops[1:], ""
 		}
@@ -826,7 +916,7 @@ func namedWrites(name string, args []shWord, operands func(string) []shWord, opt
 		return optValue("o", "--output"), ""
 	case "sed", "perl":
 		for _, a := range args {
-			if a.uncertain() || strings.HasPrefix(a.text, "-i") || strings.HasPrefix(a.text, "--in-place") ||
+			if a.uncertain() || strings.HasPrefix(a.text, "-i") || longIs(a.text, "--in-place") ||
 				(strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "--") && strings.Contains(a.text, "i")) {
 				if a.uncertain() {
 					continue
@@ -873,13 +963,13 @@ func namedWrites(name string, args []shWord, operands func(string) []shWord, opt
 		return nil, ""
 	case "curl":
 		for _, a := range args {
-			if !a.uncertain() && (a.text == "-K" || strings.HasPrefix(a.text, "--config") || strings.HasPrefix(a.text, "-K") ||
+			if !a.uncertain() && (a.text == "-K" || longIs(a.text, "--config") || strings.HasPrefix(a.text, "-K") ||
 				strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "--") && strings.Contains(curlCluster(a.text), "K")) {
 				return nil, "curl reads options (an output file among them) from a config file"
 			}
 		}
 		for _, a := range args {
-			if !a.uncertain() && (a.text == "-O" || a.text == "--remote-name" || a.text == "--remote-name-all" || a.text == "-J" || strings.HasPrefix(a.text, "--output-dir") ||
+			if !a.uncertain() && (a.text == "-O" || longIs(a.text, "--remote-name") || longIs(a.text, "--remote-name-all") || a.text == "-J" || longIs(a.text, "--output-dir") || longIs(a.text, "--remote-header-name") ||
 				strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "--") && strings.ContainsAny(curlCluster(a.text), "OJ")) {
 				return nil, "curl writes a file named by the server"
 			}
@@ -887,14 +977,14 @@ func namedWrites(name string, args []shWord, operands func(string) []shWord, opt
 		return optValue("oDc", "--output", "--dump-header", "--cookie-jar", "--trace", "--trace-ascii", "--stderr", "--libcurl", "--etag-save", "--hsts", "--alt-svc"), ""
 	case "wget":
 		for _, a := range args {
-			if a.uncertain() || a.text == "-e" || strings.HasPrefix(a.text, "--execute") || strings.HasPrefix(a.text, "--config") ||
+			if a.uncertain() || a.text == "-e" || longIs(a.text, "--execute") || longIs(a.text, "--config") ||
 				strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "--") && strings.Contains(a.text, "e") {
 				return nil, "wget -e runs wgetrc commands (output_document among them)"
 			}
 		}
 		out := optValue("Ooa", "--output-document", "--output-file", "--append-output")
 		for _, a := range args {
-			if !a.uncertain() && (strings.HasPrefix(a.text, "-P") || strings.HasPrefix(a.text, "--directory-prefix")) {
+			if !a.uncertain() && (strings.HasPrefix(a.text, "-P") || longIs(a.text, "--directory-prefix")) {
 				return nil, "wget writes into a directory"
 			}
 		}
@@ -921,7 +1011,7 @@ func namedWrites(name string, args []shWord, operands func(string) []shWord, opt
 		}
 		out = append(out, tree...)
 		for _, a := range args {
-			if a.uncertain() || a.text == "-C" || strings.HasPrefix(a.text, "--git-dir") || strings.HasPrefix(a.text, "--work-tree") {
+			if a.uncertain() || a.text == "-C" || longIs(a.text, "--git-dir") || longIs(a.text, "--work-tree") {
 				if gitConfigAny(args) || len(out) > 0 {
 					return nil, "git writes relative to a directory agentjq cannot follow"
 				}
@@ -955,12 +1045,35 @@ func gitConfigAny(args []shWord) bool {
 // gitConfigWrites: git config without a read-only option writes the
 // repository's config (or --global's, or --file's).
 func gitConfigWrites(args []shWord) []shWord {
-	for _, a := range args {
+	// Read-only: a read option (--get, --list, --show-origin...) or the
+	// get or list subcommand in the first operand's place, and no option
+	// or subcommand that writes. A get or list elsewhere is a value
+	// (git config alias.x '!cmd' list sets alias.x).
+	read, write, first := false, false, true
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		t := a.text
 		switch {
 		case a.uncertain():
-		case a.text == "get" || a.text == "list" || strings.HasPrefix(a.text, "--get") || a.text == "-l" || a.text == "--list" || strings.HasPrefix(a.text, "--show"):
-			return nil
+			write = true
+		case t == "-f" || t == "--file" || t == "--blob" || t == "--type" || t == "--default" || t == "--comment":
+			i++
+		case t == "-l" || t == "--list" || strings.HasPrefix(t, "--get") || strings.HasPrefix(t, "--show"):
+			read = true
+		case t == "-e" || longIs(t, "--edit") || longIs(t, "--add") || longIs(t, "--replace-all") || longIs(t, "--unset") ||
+			longIs(t, "--unset-all") || longIs(t, "--rename-section") || longIs(t, "--remove-section"):
+			write = true
+		case strings.HasPrefix(t, "-"):
+		case first:
+			first = false
+			switch t {
+			case "get", "list":
+				read = true
+			}
 		}
+	}
+	if read && !write {
+		return nil
 	}
 	for i, a := range args {
 		switch a.text {
@@ -1062,7 +1175,7 @@ func gitTreeWrites(args []shWord) ([]shWord, string) {
 		a := rest[k]
 		if a.uncertain() {
 			switch sub {
-			case "clone", "init", "worktree", "checkout", "restore":
+			case "clone", "init", "worktree", "checkout", "restore", "mv", "merge-file", "bundle":
 				return nil, "git " + sub + " with an operand chosen at run time"
 			}
 			continue // git commit -m "$(cat <<EOF ...)": no tree write to name
@@ -1076,19 +1189,60 @@ func gitTreeWrites(args []shWord) ([]shWord, string) {
 			if sub == "checkout" {
 				ops = append(ops, shWord{text: "--"})
 			}
-		case strings.HasPrefix(t, "--template") || strings.HasPrefix(t, "--separate-git-dir") || strings.HasPrefix(t, "--pathspec-from-file"):
+		case longIs(t, "--template") || longIs(t, "--separate-git-dir") || longIs(t, "--pathspec-from-file"):
 			return nil, "git " + sub + " " + t + " writes what it does not name"
-		case sub == "clone" && (t == "-c" || strings.HasPrefix(t, "--config")):
+		case sub == "clone" && (t == "-c" || longIs(t, "--config")):
 			return nil, "git clone -c sets configuration (core.sshCommand...) that names programs git runs"
 		case valued[t]:
 			k++
+		case strings.HasPrefix(t, "--") && !strings.Contains(t, "="):
+			for v := range valued {
+				if longIs(t, v) {
+					k++ // an abbreviation of an option with a value
+					break
+				}
+			}
 		}
 	}
 	switch sub {
+	case "apply", "am":
+		// They write the files their patch names, unless only asked to
+		// check or describe it.
+		for _, a := range rest {
+			switch a.text {
+			case "--check", "--stat", "--numstat", "--summary", "--cached":
+				if sub == "apply" {
+					return nil, ""
+				}
+			}
+		}
+		return nil, "git " + sub + " writes the files its patch names"
+	case "checkout-index", "read-tree", "submodule", "sparse-checkout", "filter-branch":
+		if sub == "read-tree" && !hasWord(rest, "-u", "--prefix") ||
+			sub == "submodule" && len(ops) > 0 && (ops[0].text == "status" || ops[0].text == "summary") {
+			return nil, ""
+		}
+		if sub == "submodule" {
+			// Its URL and path go into .git/config; update and add check
+			// out whatever paths .gitmodules names.
+			return []shWord{{text: ".git/config"}, {text: ".gitmodules"}}, ""
+		}
+		return nil, "git " + sub + " writes files agentjq does not name"
+	case "mv":
+		return ops, ""
+	case "merge-file":
+		if hasWord(rest, "-p", "--stdout") || len(ops) == 0 {
+			return nil, ""
+		}
+		return ops[:1], ""
+	case "bundle":
+		if len(ops) > 1 && ops[0].text == "create" {
+			return ops[1:2], ""
+		}
 	case "clone":
 		switch len(ops) {
 		case 1:
-			u := strings.TrimSuffix(strings.TrimRight(ops[0].text, "/"), ".git")
+			u := strings.TrimSuffix(strings.TrimSuffix(strings.TrimRight(ops[0].text, "/"), ".git"), ".bundle")
 			b := path.Base(strings.ReplaceAll(u, ":", "/"))
 			if b == "" || b == "." || b == ".." || b == "/" {
 				return nil, "git clone into a directory named by the URL"
@@ -1107,6 +1261,9 @@ func gitTreeWrites(args []shWord) ([]shWord, string) {
 		if len(ops) >= 2 && ops[0].text == "add" {
 			return ops[1:2], ""
 		}
+		if len(ops) >= 3 && ops[0].text == "move" {
+			return ops[2:3], ""
+		}
 	case "checkout":
 		for k, o := range ops {
 			if o.text == "--" {
@@ -1120,4 +1277,34 @@ func gitTreeWrites(args []shWord) ([]shWord, string) {
 		return ops, ""
 	}
 	return nil, ""
+}
+
+// longIs reports whether the word w is the long option name, or an
+// abbreviation of it, with or without =value: getopt_long and git take
+// any prefix that is unambiguous among a program's options (--in for
+// --in-place, --t for --target-directory). Where an abbreviation is
+// ambiguous the program refuses it, so taking it for name can only make
+// agentjq see a write that does not happen.
+func longIs(w, name string) bool {
+	if !strings.HasPrefix(w, "--") || !strings.HasPrefix(name, "--") {
+		return false
+	}
+	w, _, _ = strings.Cut(w, "=")
+	return len(w) > 2 && strings.HasPrefix(name, w)
+}
+
+// hasWord reports whether one of words is among ws (a word known only at
+// run time may be any of them).
+func hasWord(ws []shWord, words ...string) bool {
+	for _, w := range ws {
+		if w.uncertain() {
+			return true
+		}
+		for _, x := range words {
+			if w.text == x {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -157,6 +157,28 @@ func processPath(abs string) bool {
 	return abs == "/proc" || strings.HasPrefix(abs, "/proc/") || abs == "/dev/fd" || strings.HasPrefix(abs, "/dev/fd/")
 }
 
+// sameNameIn returns the entry of dir that a case-insensitive filesystem
+// takes name for (foldLower), or "".
+func sameNameIn(dir, name string) string {
+	f, err := os.Open(dir)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	want := foldLower(name)
+	for {
+		names, err := f.Readdirnames(1024)
+		for _, n := range names {
+			if n != name && foldLower(n) == want {
+				return n
+			}
+		}
+		if err != nil {
+			return ""
+		}
+	}
+}
+
 func resolveDir(d string) string {
 	if r, ok := resolvePath(d); ok {
 		return r
@@ -182,6 +204,14 @@ func resolvePath(abs string) (string, bool) {
 		}
 		next := filepath.Join(done, seg)
 		fi, err := os.Lstat(next)
+		if err != nil {
+			// A case-insensitive filesystem (macOS's) opens docs/CLAUDE
+			// as the docs/Claude that is there: follow that one.
+			if alt := sameNameIn(done, seg); alt != "" {
+				next = filepath.Join(done, alt)
+				fi, err = os.Lstat(next)
+			}
+		}
 		if err != nil {
 			// Nothing exists here, so nothing below it is a link.
 			return filepath.Join(append([]string{next}, todo...)...), true

@@ -63,6 +63,7 @@ var rcFiles = map[string]bool{
 	".mkshrc": true, ".cshrc": true, ".tcshrc": true, ".login": true, ".inputrc": true, ".envrc": true,
 	".gitconfig": true, ".mcp.json": true, ".npmrc": true, ".yarnrc": true, ".yarnrc.yml": true,
 	".curlrc": true, ".wgetrc": true, ".netrc": true,
+	".claude.json": true, // Claude Code's own: mcpServers, each project's allowedTools
 }
 
 // protectedRoot returns the protected file or directory a path is in, or
@@ -82,7 +83,9 @@ func protectedRoot(abs, home string) string {
 			// config and hooks at any depth: .git/config,
 			// .git/modules/x/hooks, .git/worktrees/w/config.
 			for j := i + 1; j < len(segs); j++ {
-				if g := foldLower(segs[j]); g == "config" || g == "hooks" {
+				// commondir names where git reads config and hooks;
+				// config.worktree is read as config.
+				if g := foldLower(segs[j]); g == "config" || g == "hooks" || g == "commondir" || g == "config.worktree" {
 					return "/" + strings.Join(segs[:j+1], "/")
 				}
 			}

@@ -265,11 +265,21 @@ sources), the operands of touch, mkdir, rm, rmdir, truncate, chmod ...,
 (-coverprofile, -cpuprofile, -outputdir ...), uniq's and xxd's output
 operand, shuf/iconv/sdiff -o, sponge, gzip and its kin compressing in place,
 zip's archive, scp's local target, mktemp's template directory, the
-directory of git clone, git init and git worktree add, and the paths of git
-checkout -- and git restore. A command that writes files it does not name
-(curl -O, wget without -O, sed -i, git clone --template) is unknown. A
-command that makes links (ln, cp -s, cp -l) may make its other paths run
-through a link that does not exist yet when it is judged: they are unknown.
+directory of git clone, git init, git worktree add and move, the paths of git
+checkout -- and git restore, git mv, git merge-file, git bundle create, git
+submodule (which writes .git/config), link, yq -i, sd, the local target of
+docker, kubectl and aws cp, the directory of gh repo clone, svn checkout and
+hg clone, npm and pip config set (~/.npmrc, .npmrc) and --prefix, --target
+and --root. A long option is read also abbreviated, as getopt_long and git
+take it (**cp --target=.git/hooks**, **sed --in**). A command that writes
+files it does not name (curl -O, wget without -O, sed -i, git clone
+--template, git apply and am, git checkout-index, read-tree -u, tar -x,
+unzip, rsync, pax, jar, ditto, rename) is unknown. zsh's **>!** and **>>!**
+are unknown (bash reads them as a write to a file named !). A command that
+makes links (ln, cp -s, cp -l) may make its other paths run through a link
+that does not exist yet when it is judged: they are unknown. What a program
+agentjq does not model writes is not seen: an allow rule that covers such a
+program (**Bash(\*)** covers all) allows what it does.
 
 An input redirection (**< file**, **$(< file)**, **<> file**) is a read,
 judged by the Read rules like a Read of the file (other reads, such as
@@ -293,8 +303,9 @@ rules still see it. Commands are matched whatever their length.
 Some files make the agent or its tools run code or widen what the agent may
 do: **.claude/\*\*** (settings.json, settings.local.json, hooks, commands),
 **~/.claude/\*\***, **.mcp.json**, **.git/config**, **.git/hooks/\*\***,
-**.gitconfig**, **~/.config/git/\*\***, a file named .git, the config and
-hooks of any repository below .git (modules, worktrees), shell start-up
+**.gitconfig**, **~/.config/git/\*\***, a file named .git, the config,
+config.worktree, commondir and hooks of any repository below .git (modules,
+worktrees), Claude Code's **~/.claude.json** (wherever a .claude.json is), shell start-up
 files (.bashrc, .bash_profile, .profile, .zshrc, .zshenv, .zprofile, .kshrc,
 .cshrc, .inputrc, .envrc, ~/.config/fish/\*\*...), the files that set how
 npm, yarn, curl and wget run (.npmrc, .yarnrc, .curlrc, .wgetrc, .netrc),
