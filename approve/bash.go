@@ -567,13 +567,13 @@ func (w *walker) redirect(r *syntax.Redirect, at dirSet) {
 	}
 	w.word(r.Word, at)
 	w.word(r.Hdoc, at)
-	if t, ok := redirectWrite(r); ok && !t.uncertain() && strings.HasPrefix(t.text, "!") {
-		// zsh's >! and >>! (claude's shell when it is the user's) write
-		// the word after the !, which bash reads as a file named !.
-		w.unknown(r, "zsh's >! writes a file named after the !")
-		return
-	}
 	if t, ok := redirectWrite(r); ok {
+		if !t.uncertain() && strings.HasPrefix(t.text, "!") {
+			// zsh's >! and >>! (claude's shell when it is the user's)
+			// write the word after the !, which bash reads as a file named !.
+			w.unknown(r, "zsh's >! writes a file named after the !")
+			return
+		}
 		w.parts = append(w.parts, shPart{write: true, writePath: t, dirs: at, src: source(w.src, r)})
 	}
 	if t, ok := redirectRead(r); ok {

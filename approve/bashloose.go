@@ -199,12 +199,11 @@ var shortFor = map[string]map[string]string{
 	"npm":          {"force": "f", "global": "g"},
 	"kubectl":      {"namespace": "n", "all-namespaces": "A", "filename": "f"},
 	"git push":     {"force": "f", "delete": "d"},
-	"git commit":   {"no-verify": "n", "all": "a", "amend": ""},
+	"git commit":   {"no-verify": "n", "all": "a"},
 	"git clean":    {"force": "f"},
 	"git branch":   {"delete": "d", "force": "f"},
 	"git checkout": {"force": "f"},
-	"git switch":   {"force": "f", "discard-changes": ""},
-	"git reset":    {},
+	"git switch":   {"force": "f"},
 }
 
 // optionIn reports whether the command's options hold the rule's option
@@ -299,7 +298,7 @@ func longFor(opts []string, short map[string]string, l string) bool {
 			continue
 		}
 		for name, letters := range short {
-			if strings.HasPrefix(name, long) && letters != "" && strings.ContainsAny(letters, l) {
+			if strings.HasPrefix(name, long) && strings.ContainsAny(letters, l) {
 				return true
 			}
 		}

@@ -123,9 +123,12 @@ const (
 // (conservative) matches as the words are written or as the system would
 // take them (matchLoose).
 func (p *bashPattern) match(words []shWord, mode matchMode) bool {
-	if mode == conservative && p.matchLoose(words) {
-		return true
-	}
+	return p.matchWritten(words, mode) || mode == conservative && p.matchLoose(words)
+}
+
+// matchWritten matches the words as written (a deny or ask rule's command
+// name also by path and in any case).
+func (p *bashPattern) matchWritten(words []shWord, mode matchMode) bool {
 	// Long commands are matched like short ones: the memo is sized to
 	// them (0 unknown, 1 true, 2 false).
 	cols := len(p.toks) + 1

@@ -2,6 +2,7 @@ package approve
 
 import (
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -699,6 +700,12 @@ func namedWrites(name string, args []shWord, operands func(string) []shWord, opt
 		ops := operands(valued)
 		target := optValue("t", "--target-directory")
 		sources := ops
+		symbolic := false
+		for _, a := range args {
+			if !a.uncertain() && (longIs(a.text, "--symbolic") || strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "--") && strings.Contains(a.text, "s")) {
+				symbolic = true
+			}
+		}
 		switch {
 		case len(target) == 0 && name == "ln" && len(ops) == 1:
 			// ln -s ../x makes ./x: the link lands in the directory the
@@ -707,13 +714,10 @@ func namedWrites(name string, args []shWord, operands func(string) []shWord, opt
 			if ops[0].uncertain() || b == "." || b == ".." || b == "/" {
 				return nil, "ln makes a link named at run time"
 			}
-			out := []shWord{{text: b}}
-			for _, a := range args {
-				if !a.uncertain() && (longIs(a.text, "--symbolic") || strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "--") && strings.Contains(a.text, "s")) {
-					return out, ""
-				}
+			if symbolic {
+				return []shWord{{text: b}}, ""
 			}
-			return append(out, ops...), "" // a hard link: its source is written under the new name
+			return append([]shWord{{text: b}}, ops...), "" // a hard link: its source is written under the new name
 		case len(target) == 0 && len(ops) > 0:
 			target, sources = ops[len(ops)-1:], ops[:len(ops)-1]
 		}
@@ -749,12 +753,6 @@ func namedWrites(name string, args []shWord, operands func(string) []shWord, opt
 				for _, n := range []string{".claude", ".git", ".mcp.json", ".envrc"} {
 					out = append(out, shWord{text: strings.TrimRight(t.text, "/") + "/" + n})
 				}
-			}
-		}
-		symbolic := false
-		for _, a := range args {
-			if !a.uncertain() && (longIs(a.text, "--symbolic") || strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "--") && strings.Contains(a.text, "s")) {
-				symbolic = true
 			}
 		}
 		if name == "mv" || name == "ln" && !symbolic {
@@ -847,10 +845,16 @@ func namedWrites(name string, args []shWord, operands func(string) []shWord, opt
 		}
 		return ops[skip:], ""
 	case "docker", "podman", "kubectl", "oc":
-		// docker cp SRC DEST: a local DEST (no container: prefix).
+		// docker [container] cp SRC DEST, kubectl cp [-c C] SRC DEST: the
+		// last operand, when local (no container: prefix). An option's
+		// value may stand among the operands, never after DEST.
 		ops := operands("")
-		if len(ops) == 3 && ops[0].text == "cp" && !strings.Contains(ops[2].text, ":") {
-			return ops[2:], ""
+		for i, o := range ops {
+			if o.text == "cp" && i+2 < len(ops) {
+				if d := ops[len(ops)-1]; d.uncertain() || !strings.Contains(d.text, ":") {
+					return []shWord{d}, ""
+				}
+			}
 		}
 		return nil, ""
 	case "aws", "gsutil", "gcloud":
@@ -864,28 +868,36 @@ func namedWrites(name string, args []shWord, operands func(string) []shWord, opt
 		}
 		return nil, ""
 	case "gh", "svn", "hg", "jj", "fossil":
-		// gh repo clone R [DIR], svn checkout URL [DIR], hg clone URL [DIR]:
-		// a clone lands in DIR, or a directory named by the source.
+		// gh repo clone R [DIR], svn checkout URL [DIR], hg clone URL [DIR],
+		// jj git clone URL [DIR]: a clone lands in DIR, or in a directory
+		// named by the source. (gh pr checkout switches a branch here, as
+		// git checkout does.)
+		verb := map[string][]string{"gh": {"repo", "clone"}, "svn": {"checkout"}, "hg": {"clone"}, "jj": {"git", "clone"}, "fossil": {"clone"}}[name]
 		ops := operands("")
-		for i, o := range ops {
-			if o.text == "clone" || o.text == "checkout" || o.text == "co" {
-				if len(ops) > i+2 {
-					return ops[i+2 : i+3], ""
-				}
-				return nil, name + " " + o.text + " into a directory named by the source"
+		if name == "svn" && len(ops) > 0 && ops[0].text == "co" {
+			ops[0].text = "checkout"
+		}
+		if len(ops) < len(verb) {
+			return nil, ""
+		}
+		for i, v := range verb {
+			if ops[i].uncertain() || ops[i].text != v {
+				return nil, ""
 			}
 		}
-		return nil, ""
+		if rest := ops[len(verb):]; len(rest) >= 2 {
+			return rest[1:2], ""
+		}
+		return nil, name + " clones into a directory named by the source"
 	case "npm", "pnpm", "yarn", "pip", "pip3", "uv", "pipx", "bun":
 		// config set writes the user's rc file (or the project's with
 		// --location=project); --prefix, --target and --root name where
 		// packages land.
 		ops := operands("")
 		var out []shWord
-		for i, o := range ops {
-			if o.text == "config" && i+1 < len(ops) && ops[i+1].text != "get" && ops[i+1].text != "list" && ops[i+1].text != "ls" {
-				out = append(out, shWord{text: "~/.npmrc"}, shWord{text: ".npmrc"}, shWord{text: "~/.config/pip/pip.conf"})
-			}
+		// npm config set, npm set, pip config set (not get, list, ls).
+		if len(ops) > 0 && (ops[0].text == "set" || ops[0].text == "config" && !(len(ops) > 1 && (ops[1].text == "get" || ops[1].text == "list" || ops[1].text == "ls"))) {
+			out = append(out, shWord{text: "~/.npmrc"}, shWord{text: ".npmrc"}, shWord{text: "~/.yarnrc"}, shWord{text: ".yarnrc.yml"}, shWord{text: "~/.config/pip/pip.conf"})
 		}
 		return append(out, optValue("t", "--prefix", "--target", "--root", "--global-dir", "--modules-folder", "--cwd")...), ""
 	case "touch", "mkdir", "rmdir", "rm", "truncate", "shred", "unlink", "mkfifo", "mknod":
@@ -1175,7 +1187,7 @@ func gitTreeWrites(args []shWord) ([]shWord, string) {
 		a := rest[k]
 		if a.uncertain() {
 			switch sub {
-			case "clone", "init", "worktree", "checkout", "restore", "mv", "merge-file", "bundle":
+			case "clone", "init", "worktree", "checkout", "restore", "mv", "merge-file", "bundle", "apply", "am", "read-tree":
 				return nil, "git " + sub + " with an operand chosen at run time"
 			}
 			continue // git commit -m "$(cat <<EOF ...)": no tree write to name
@@ -1208,13 +1220,8 @@ func gitTreeWrites(args []shWord) ([]shWord, string) {
 	case "apply", "am":
 		// They write the files their patch names, unless only asked to
 		// check or describe it.
-		for _, a := range rest {
-			switch a.text {
-			case "--check", "--stat", "--numstat", "--summary", "--cached":
-				if sub == "apply" {
-					return nil, ""
-				}
-			}
+		if sub == "apply" && hasWord(rest, "--check", "--stat", "--numstat", "--summary", "--cached") && !hasWord(rest, "--apply", "--index") {
+			return nil, ""
 		}
 		return nil, "git " + sub + " writes the files its patch names"
 	case "checkout-index", "read-tree", "submodule", "sparse-checkout", "filter-branch":
@@ -1293,17 +1300,12 @@ func longIs(w, name string) bool {
 	return len(w) > 2 && strings.HasPrefix(name, w)
 }
 
-// hasWord reports whether one of words is among ws (a word known only at
-// run time may be any of them).
+// hasWord reports whether one of words is among ws (its callers have made
+// a word known only at run time unknown already).
 func hasWord(ws []shWord, words ...string) bool {
 	for _, w := range ws {
-		if w.uncertain() {
+		if !w.uncertain() && slices.Contains(words, w.text) {
 			return true
-		}
-		for _, x := range words {
-			if w.text == x {
-				return true
-			}
 		}
 	}
 	return false

@@ -573,3 +573,30 @@ func TestSlowReaderGetsALongLine(t *testing.T) {
 		t.Errorf("the reader got %d bytes, want %d", r.n, len(line)+1)
 	}
 }
+
+// tricklingReader takes a byte every 10 ms: a peer that keeps a write
+// alive without really reading.
+type tricklingReader struct{}
+
+func (tricklingReader) Write(p []byte) (int, error) {
+	for range p {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return len(p), nil
+}
+
+// TestTricklingReaderIsAbandoned: progress is a segment taken, not a byte,
+// so a reader that takes a byte now and then cannot hold drain open: it is
+// given up after the stall bound, like one that takes nothing.
+func TestTricklingReaderIsAbandoned(t *testing.T) {
+	q := newQueueWriter(tricklingReader{}, outQueue)
+	q.put(bytes.Repeat([]byte("a"), 4<<10), nil, false) // 40 s at its pace
+	start := time.Now()
+	lost := q.drain(100*time.Millisecond, 300*time.Millisecond)
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("drain took %s for a reader taking a byte per 10 ms", d)
+	}
+	if lost == 0 {
+		t.Error("no bytes reported lost")
+	}
+}
