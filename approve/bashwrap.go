@@ -653,7 +653,6 @@ func commandWrites(words []shWord) ([]shWord, string) {
 	if formatOutput[name] {
 		long = nil // --output json: a format, not a file
 	}
-	optValue := func(short string, long ...string) []shWord { return optValues(true, short, long...) }
 	generic := optValues(false, "", append(long, "--output-file", "--outfile", "--out-file", "--out", "--log-file", "--logfile", "-out", "--output-directory", "--outdir", "--out-dir", "--target-dir")...)
 	if shortOutput[name] {
 		// -o FILE, -oFILE, -o=FILE; these programs do not bundle
@@ -668,7 +667,7 @@ func commandWrites(words []shWord) ([]shWord, string) {
 			}
 		}
 	}
-	out, reason := namedWrites(name, args, operands, optValue)
+	out, reason := namedWrites(name, args, operands, optValues)
 	return append(out, generic...), reason
 }
 
@@ -685,7 +684,8 @@ var shortOutput = map[string]bool{
 	"base64": true, "xxd": false, "openssl": true, "ssh-keygen": false, "jar": false, "pdftotext": false,
 }
 
-func namedWrites(name string, args []shWord, operands func(string) []shWord, optValue func(string, ...string) []shWord) ([]shWord, string) {
+func namedWrites(name string, args []shWord, operands func(string) []shWord, optValues func(bool, string, ...string) []shWord) ([]shWord, string) {
+	optValue := func(short string, long ...string) []shWord { return optValues(true, short, long...) }
 	switch name {
 	case "tee":
 		return operands(""), ""
@@ -831,82 +831,99 @@ func namedWrites(name string, args []shWord, operands func(string) []shWord, opt
 	case "link":
 		return operands(""), "" // a hard link: both names write the file
 	case "yq", "sd":
-		// In place: yq -i FILE..., sd FROM TO FILE... (sd by default).
-		ops := operands("")
-		inPlace := name == "sd"
+		// In place: yq -i, sd unless -p. Every operand may be a file it
+		// rewrites (the expression need not be one: yq --from-file).
+		flag, long := "i", "--inplace"
+		if name == "sd" {
+			flag, long = "p", "--preview"
+		}
+		set := false
 		for _, a := range args {
-			if !a.uncertain() && (a.text == "-i" || longIs(a.text, "--inplace") || name == "sd" && (a.text == "-p" || longIs(a.text, "--preview"))) {
-				inPlace = name == "yq"
+			if a.uncertain() && name == "yq" || !a.uncertain() && (longIs(a.text, long) || isOption(a.text) && a.text[1] != '-' && strings.Contains(a.text, flag)) {
+				set = true // a word known only at run time may be yq's -i
 			}
 		}
-		skip := map[string]int{"yq": 1, "sd": 2}[name]
-		if !inPlace || len(ops) <= skip {
+		if set != (name == "yq") {
 			return nil, ""
 		}
-		return ops[skip:], ""
-	case "docker", "podman", "kubectl", "oc":
-		// docker [container] cp SRC DEST, kubectl cp [-c C] SRC DEST: the
-		// last operand, when local (no container: prefix). An option's
-		// value may stand among the operands, never after DEST.
-		ops := operands("")
-		for i, o := range ops {
-			if o.text == "cp" && i+2 < len(ops) {
-				if d := ops[len(ops)-1]; d.uncertain() || !strings.Contains(d.text, ":") {
-					return []shWord{d}, ""
-				}
+		return operands(""), ""
+	case "docker", "podman", "kubectl", "oc", "aws", "gsutil", "gcloud":
+		// docker [container] cp SRC DEST, kubectl cp SRC DEST, aws s3
+		// cp|mv|sync SRC DEST: every local operand after the source may be
+		// the destination (an option's value may stand anywhere among
+		// them); mv's source goes away too.
+		verbs := map[string][][]string{
+			"docker": {{"cp"}, {"container", "cp"}}, "podman": {{"cp"}, {"container", "cp"}}, "kubectl": {{"cp"}}, "oc": {{"cp"}},
+			"aws": {{"s3", "cp"}, {"s3", "mv"}, {"s3", "sync"}}, "gsutil": {{"cp"}, {"mv"}, {"rsync"}},
+			"gcloud": {{"storage", "cp"}, {"storage", "mv"}, {"storage", "rsync"}},
+		}[name]
+		for _, v := range verbs {
+			rest, ok, why := verbAt(args, v...)
+			if why != "" {
+				return nil, name + why
 			}
-		}
-		return nil, ""
-	case "aws", "gsutil", "gcloud":
-		ops := operands("")
-		for i := 0; i+2 < len(ops); i++ {
-			if ops[i].text == "cp" || ops[i].text == "mv" || ops[i].text == "sync" || ops[i].text == "rsync" {
-				if d := ops[len(ops)-1]; !strings.Contains(d.text, "://") {
-					return []shWord{d}, ""
-				}
+			if !ok {
+				continue
 			}
+			if v[len(v)-1] != "mv" && len(rest) > 0 {
+				rest = rest[1:]
+			}
+			return localOperands(rest), ""
 		}
 		return nil, ""
 	case "gh", "svn", "hg", "jj", "fossil":
-		// gh repo clone R [DIR], svn checkout URL [DIR], hg clone URL [DIR],
-		// jj git clone URL [DIR]: a clone lands in DIR, or in a directory
-		// named by the source. (gh pr checkout switches a branch here, as
-		// git checkout does.)
-		verb := map[string][]string{"gh": {"repo", "clone"}, "svn": {"checkout"}, "hg": {"clone"}, "jj": {"git", "clone"}, "fossil": {"clone"}}[name]
-		ops := operands("")
-		if name == "svn" && len(ops) > 0 && ops[0].text == "co" {
-			ops[0].text = "checkout"
+		// gh repo clone R [DIR], svn checkout|export URL... [DIR], hg clone
+		// URL [DIR], jj git clone URL [DIR]: the clone lands in a local
+		// operand after the source, or in a directory named by the source.
+		// (gh pr checkout switches a branch here, as git checkout does.)
+		verbs := map[string][][]string{"gh": {{"repo", "clone"}, {"repo", "fork"}}, "svn": {{"checkout"}, {"co"}, {"export"}},
+			"hg": {{"clone"}, {"clon"}, {"clo"}}, "jj": {{"git", "clone"}}, "fossil": {{"clone"}}}[name]
+		for _, v := range verbs {
+			rest, ok, why := verbAt(args, v...)
+			if why != "" {
+				return nil, name + why
+			}
+			if !ok || v[len(v)-1] == "fork" && !hasWord(args, "--clone") {
+				continue
+			}
+			if len(rest) > 0 {
+				rest = rest[1:]
+			}
+			if out := localOperands(rest); len(out) > 0 && v[len(v)-1] != "fork" {
+				return out, ""
+			}
+			return nil, name + " clones into a directory named by the source"
 		}
-		if len(ops) < len(verb) {
-			return nil, ""
-		}
-		for i, v := range verb {
-			if ops[i].uncertain() || ops[i].text != v {
-				return nil, ""
+		return nil, ""
+	case "npm", "pnpm", "yarn", "bun", "pip", "pip3", "uv", "pipx":
+		// config set (npm set, npm c set) writes the user's rc file or
+		// the project's; --prefix, --target and --root name where
+		// packages land. Options are taken as written: --global and
+		// --pre are options of their own, not abbreviations.
+		var out []shWord
+		for _, v := range [][]string{{"config", "set"}, {"config", "delete"}, {"config", "rm"}, {"config", "edit"}, {"config", "unset"}, {"c", "set"}, {"set"}} {
+			_, ok, why := verbAt(args, v...)
+			if why != "" {
+				return nil, name + why
+			}
+			if ok {
+				out = append(out, shWord{text: "~/.npmrc"}, shWord{text: ".npmrc"}, shWord{text: "~/.yarnrc"}, shWord{text: ".yarnrc.yml"}, shWord{text: "~/.config/pip/pip.conf"})
+				break
 			}
 		}
-		if rest := ops[len(verb):]; len(rest) >= 2 {
-			return rest[1:2], ""
+		if strings.HasPrefix(name, "pip") || name == "uv" {
+			return append(out, optValues(false, "t", "--target", "--root", "--prefix")...), ""
 		}
-		return nil, name + " clones into a directory named by the source"
-	case "npm", "pnpm", "yarn", "pip", "pip3", "uv", "pipx", "bun":
-		// config set writes the user's rc file (or the project's with
-		// --location=project); --prefix, --target and --root name where
-		// packages land.
-		ops := operands("")
-		var out []shWord
-		// npm config set, npm set, pip config set (not get, list, ls).
-		if len(ops) > 0 && (ops[0].text == "set" || ops[0].text == "config" && !(len(ops) > 1 && (ops[1].text == "get" || ops[1].text == "list" || ops[1].text == "ls"))) {
-			out = append(out, shWord{text: "~/.npmrc"}, shWord{text: ".npmrc"}, shWord{text: "~/.yarnrc"}, shWord{text: ".yarnrc.yml"}, shWord{text: "~/.config/pip/pip.conf"})
-		}
-		return append(out, optValue("t", "--prefix", "--target", "--root", "--global-dir", "--modules-folder", "--cwd")...), ""
+		return append(out, optValues(false, "", "--prefix", "--global-dir", "--modules-folder", "--cwd")...), ""
 	case "touch", "mkdir", "rmdir", "rm", "truncate", "shred", "unlink", "mkfifo", "mknod":
 		return operands("rdstm"), ""
 	case "chmod", "chown", "chgrp":
 		ops := operands("")
 		for _, a := range args {
-			if !a.uncertain() && longIs(a.text, "--reference") {
-				return ops, "" // the mode comes from a file: every operand is a target
+			// --reference: the mode comes from a file; -w,+x: a mode that
+			// looks like an option. Either way every operand is a target.
+			if !a.uncertain() && (longIs(a.text, "--reference") || name == "chmod" && len(a.text) > 1 && a.text[0] == '-' && a.text[1] != '-' && strings.Trim(a.text[1:], "cfvR") != "") {
+				return ops, ""
 			}
 		}
 		if len(ops) > 1 {
@@ -1061,15 +1078,17 @@ func gitConfigWrites(args []shWord) []shWord {
 	// get or list subcommand in the first operand's place, and no option
 	// or subcommand that writes. A get or list elsewhere is a value
 	// (git config alias.x '!cmd' list sets alias.x).
-	read, write, first := false, false, true
+	read, write, first, key := false, false, true, false
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		t := a.text
 		switch {
 		case a.uncertain():
 			write = true
-		case t == "-f" || t == "--file" || t == "--blob" || t == "--type" || t == "--default" || t == "--comment":
-			i++
+		case t == "-f" || longIs(t, "--file") || longIs(t, "--blob") || longIs(t, "--type") || longIs(t, "--default") || longIs(t, "--comment"):
+			if !strings.Contains(t, "=") {
+				i++ // its value (git config --comm --get k v sets k)
+			}
 		case t == "-l" || t == "--list" || strings.HasPrefix(t, "--get") || strings.HasPrefix(t, "--show"):
 			read = true
 		case t == "-e" || longIs(t, "--edit") || longIs(t, "--add") || longIs(t, "--replace-all") || longIs(t, "--unset") ||
@@ -1081,8 +1100,16 @@ func gitConfigWrites(args []shWord) []shWord {
 			switch t {
 			case "get", "list":
 				read = true
+			case "set", "unset", "rename-section", "remove-section", "edit":
+			default:
+				key = true
 			}
+		default:
+			key = false // a key and a value: set
 		}
+	}
+	if key {
+		read = true // git config user.name prints it
 	}
 	if read && !write {
 		return nil
@@ -1220,7 +1247,7 @@ func gitTreeWrites(args []shWord) ([]shWord, string) {
 	case "apply", "am":
 		// They write the files their patch names, unless only asked to
 		// check or describe it.
-		if sub == "apply" && hasWord(rest, "--check", "--stat", "--numstat", "--summary", "--cached") && !hasWord(rest, "--apply", "--index") {
+		if sub == "apply" && hasWord(rest, "--check", "--stat", "--numstat", "--summary", "--cached") && !slices.ContainsFunc(rest, func(a shWord) bool { return longIs(a.text, "--apply") || longIs(a.text, "--index") }) {
 			return nil, ""
 		}
 		return nil, "git " + sub + " writes the files its patch names"
@@ -1238,13 +1265,15 @@ func gitTreeWrites(args []shWord) ([]shWord, string) {
 	case "mv":
 		return ops, ""
 	case "merge-file":
-		if hasWord(rest, "-p", "--stdout") || len(ops) == 0 {
+		// The first file operand is written; -L labels stand among them.
+		if hasWord(rest, "-p", "--stdout") {
 			return nil, ""
 		}
-		return ops[:1], ""
+		return ops, ""
 	case "bundle":
+		// create FILE REVS...: --version's value may stand before FILE.
 		if len(ops) > 1 && ops[0].text == "create" {
-			return ops[1:2], ""
+			return ops[1:], ""
 		}
 	case "clone":
 		switch len(ops) {
@@ -1309,4 +1338,61 @@ func hasWord(ws []shWord, words ...string) bool {
 		}
 	}
 	return false
+}
+
+// verbAt finds a program's subcommand words (s3 cp, repo clone, config
+// set) where they stand: the first operands, past options and the words
+// just after an option (which may be its values: kubectl -n prod cp,
+// npm --location project config set). It returns the operands after them.
+// why is set when a word known only at run time stands where the
+// subcommand may be.
+func verbAt(args []shWord, verb ...string) (rest []shWord, ok bool, why string) {
+	k, afterOpt, ended := 0, false, false
+	for i, a := range args {
+		switch {
+		case k == len(verb):
+			for _, b := range args[i:] {
+				if b.uncertain() || ended || !isOption(b.text) && b.text != "--" {
+					rest = append(rest, b)
+				}
+				ended = ended || b.text == "--"
+			}
+			return rest, true, ""
+		case !a.uncertain() && a.text == "--":
+			ended, afterOpt = true, false
+		case !ended && !a.uncertain() && isOption(a.text):
+			afterOpt = true
+		case a.uncertain():
+			if !afterOpt {
+				return nil, false, " with a subcommand chosen at run time"
+			}
+			afterOpt = false
+		case a.text == verb[k]:
+			k, afterOpt = k+1, false
+		case afterOpt:
+			afterOpt = false // an option's value
+		default:
+			return nil, false, ""
+		}
+	}
+	return nil, k == len(verb), ""
+}
+
+// localOperands keeps the operands that name local files: not a URL, not
+// a container's or pod's path (c:/x; a path that starts with / or . is
+// local though it holds a colon, as docker reads it), not - (stdout).
+func localOperands(ops []shWord) []shWord {
+	var out []shWord
+	for _, o := range ops {
+		t := o.text
+		switch {
+		case o.uncertain():
+			out = append(out, o)
+		case t == "-" || strings.Contains(t, "://"):
+		case strings.Contains(t, ":") && !strings.HasPrefix(t, "/") && !strings.HasPrefix(t, "."):
+		default:
+			out = append(out, o)
+		}
+	}
+	return out
 }
