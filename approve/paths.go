@@ -6,10 +6,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"unicode/utf8"
 
-	"golang.org/x/text/cases"
-	"golang.org/x/text/unicode/norm"
+	"github.com/agentjq/agentjq/protect"
 )
 
 // pathPattern is a gitignore-style glob from a Read/Edit/Write rule.
@@ -345,20 +343,9 @@ func (p *pathPattern) matchSeg(pat, seg string) bool {
 	return ok
 }
 
-// foldLower is the name a case-insensitive filesystem takes s for, the
-// same for every spelling it takes for one: Unicode's canonical caseless
-// form, NFD(fold(NFD(s))) with full case folding, as APFS (macOS) compares
-// names. .ENV and .env, ſh and sh, ßh and ssh, con\ufb01g (the fi ligature)
-// and config, café composed and decomposed all fold alike. ASCII letters
-// fold to lower case; glob syntax is left as it is.
-func foldLower(s string) string {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return norm.NFD.String(cases.Fold().String(norm.NFD.String(s)))
-		}
-	}
-	return strings.ToLower(s)
-}
+// foldLower is the name a case-insensitive filesystem takes s for
+// (protect.Fold).
+func foldLower(s string) string { return protect.Fold(s) }
 
 // matchSegs matches glob segments against path segments; "**" matches any
 // number of segments (zero included).

@@ -3,11 +3,11 @@ package approve
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/agentjq/agentjq/internal/protocol"
+	"github.com/agentjq/agentjq/protect"
 )
 
 // protectWithoutRules denies a write to a control file when the chain has
@@ -56,54 +56,9 @@ func protectRewrite(rs *RuleSet, req *Request, v Verdict, shell []string, home s
 // directory. Edit(**) does not name .claude/settings.json;
 // Edit(.claude/settings.local.json) and Edit(.claude/**) do.
 
-// rcFiles are shell start-up files, protected wherever they are.
-var rcFiles = map[string]bool{
-	".bashrc": true, ".bash_profile": true, ".bash_login": true, ".bash_logout": true, ".profile": true,
-	".zshrc": true, ".zshenv": true, ".zprofile": true, ".zlogin": true, ".zlogout": true, ".kshrc": true,
-	".mkshrc": true, ".cshrc": true, ".tcshrc": true, ".login": true, ".inputrc": true, ".envrc": true,
-	".gitconfig": true, ".mcp.json": true, ".npmrc": true, ".yarnrc": true, ".yarnrc.yml": true,
-	".curlrc": true, ".wgetrc": true, ".netrc": true,
-	".claude.json": true, // Claude Code's own: mcpServers, each project's allowedTools
-}
-
 // protectedRoot returns the protected file or directory a path is in, or
-// "". Names are compared as a case-insensitive filesystem compares them
-// (foldLower): there .CLAUDE/settings.json is claude's settings.
-func protectedRoot(abs, home string) string {
-	segs := splitPath(abs)
-	for i, s := range segs {
-		upto := "/" + strings.Join(segs[:i+1], "/")
-		f := foldLower(s)
-		switch {
-		case f == ".claude":
-			return upto
-		case f == ".git" && i+1 == len(segs):
-			return upto // a .git file names the repository git uses
-		case f == ".git":
-			// config and hooks at any depth: .git/config,
-			// .git/modules/x/hooks, .git/worktrees/w/config.
-			for j := i + 1; j < len(segs); j++ {
-				// commondir names where git reads config and hooks;
-				// config.worktree is read as config.
-				if g := foldLower(segs[j]); g == "config" || g == "hooks" || g == "commondir" || g == "config.worktree" {
-					return "/" + strings.Join(segs[:j+1], "/")
-				}
-			}
-		case rcFiles[f]:
-			return upto
-		}
-	}
-	if home != "" {
-		hs := splitPath(filepath.Clean(home))
-		for _, d := range []string{".config/git", ".config/fish", ".config/nushell", ".config/powershell", ".ssh", ".config/systemd", ".config/autostart", ".config/go", ".cargo/config", ".cargo/config.toml"} {
-			root := append(hs[:len(hs):len(hs)], splitPath(d)...)
-			if len(segs) >= len(root) && sameNames(segs[:len(root)], root) {
-				return "/" + strings.Join(segs[:len(root)], "/")
-			}
-		}
-	}
-	return ""
-}
+// "" (protect.Root: the one list the sandbox holds too).
+func protectedRoot(abs, home string) string { return protect.Root(abs, home) }
 
 // protectedChild returns a protected file or directory directly inside
 // dir, when a write to dir (rm -r, find -delete, a copy onto it) reaches
@@ -112,17 +67,7 @@ func protectedChild(dir string) string {
 	if !isDir(dir) {
 		return ""
 	}
-	names := []string{".claude", ".git", ".mcp.json"}
-	for n := range rcFiles {
-		names = append(names, n)
-	}
-	for _, n := range names {
-		p := filepath.Join(dir, n)
-		if _, err := os.Lstat(p); err == nil {
-			return p
-		}
-	}
-	return ""
+	return protect.Child(dir)
 }
 
 // protectedUnit denies the first write to a protected file no allow rule

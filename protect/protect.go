@@ -1,0 +1,257 @@
+// Package protect names the agent's control files: the files that make
+// code run, or widen what an agent may do, when somebody later works in
+// the project (git's hooks and config, claude's settings, shell and package
+// manager rc files, editor tasks). One table serves both guards: the OS
+// sandbox gets them as exact paths no Bash command may write (Paths), and
+// the file tools' write check asks whether a path lies in one (Root).
+package protect
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
+)
+
+// dirs are protected whole, wherever they stand: claude's settings and
+// commands, git's hook directory for husky, editors' tasks and settings.
+var dirs = []string{".claude", ".husky", ".vscode", ".idea"}
+
+// files are protected wherever they stand: shell start-up files, the
+// rc files of git, package managers and downloaders, claude's own and its
+// MCP servers, direnv's and mise's (run on cd), and the hook runners that
+// a commit starts (pre-commit, lefthook).
+var files = []string{
+	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
+	".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".kshrc",
+	".mkshrc", ".cshrc", ".tcshrc", ".login", ".inputrc", ".envrc",
+	".gitconfig", ".mcp.json", ".claude.json",
+	".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", "bunfig.toml", ".bunfig.toml",
+	".pypirc", "pip.conf", ".curlrc", ".wgetrc", ".netrc",
+	"mise.toml", ".mise.toml", ".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml",
+}
+
+// suffixes are protected wherever they stand: cargo reads
+// .cargo/config.toml in every directory above the one it builds in, and
+// its build.rustc-wrapper names a program to run.
+var suffixes = [][]string{{".cargo", "config"}, {".cargo", "config.toml"}}
+
+// gitFiles are the entries of a git directory (.git, a bare x.git, or one
+// below .git/modules or .git/worktrees) that name programs git runs.
+var gitFiles = []string{"config", "hooks", "commondir", "config.worktree"}
+
+// homeDirs are protected below HOME: configuration that names programs to
+// run (git, fish, systemd, autostart, go's env file) and ssh's keys and
+// config.
+var homeDirs = []string{".config/git", ".config/fish", ".config/nushell", ".config/powershell",
+	".ssh", ".config/systemd", ".config/autostart", ".config/go", ".config/pip"}
+
+// Root returns the protected file or directory that abs (a clean absolute
+// path) lies in, or "". Names are compared as a case-insensitive
+// filesystem compares them (Fold): on macOS .CLAUDE/settings.json is
+// claude's settings.
+func Root(abs, home string) string {
+	segs := split(abs)
+	for i, s := range segs {
+		upto := "/" + strings.Join(segs[:i+1], "/")
+		f := Fold(s)
+		switch {
+		case in(dirs, f) || in(files, f):
+			return upto
+		case f == ".git" && i+1 == len(segs):
+			return upto // a .git file names the repository git uses
+		case f == ".git" || strings.HasSuffix(f, ".git"):
+			for j := i + 1; j < len(segs); j++ {
+				if in(gitFiles, Fold(segs[j])) {
+					return "/" + strings.Join(segs[:j+1], "/")
+				}
+			}
+		}
+		for _, suf := range suffixes {
+			if i+len(suf) <= len(segs) && sameNames(segs[i:i+len(suf)], suf) {
+				return "/" + strings.Join(segs[:i+len(suf)], "/")
+			}
+		}
+	}
+	if home == "" {
+		return ""
+	}
+	hs := split(filepath.Clean(home))
+	for _, d := range homeDirs {
+		root := append(hs[:len(hs):len(hs)], split(d)...)
+		if len(segs) >= len(root) && sameNames(segs[:len(root)], root) {
+			return "/" + strings.Join(segs[:len(root)], "/")
+		}
+	}
+	return ""
+}
+
+// Child returns a protected entry directly inside dir that exists, for a
+// write that reaches everything below dir (a copy onto it, rm -r).
+func Child(dir string) string {
+	for _, group := range [][]string{dirs, files, {".git"}} {
+		for _, n := range group {
+			p := filepath.Join(dir, n)
+			if _, err := os.Lstat(p); err == nil {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+// maxScan bounds the directories Paths reads looking for nested
+// repositories and rc files below the project: a huge tree is not read
+// whole at every session start.
+const maxScan = 20000
+
+// Paths returns the exact paths a sandboxed command must not write: every
+// protected name directly in project and in home, whether it exists or
+// not (the sandbox holds a missing path so it cannot be made), and the
+// protected entries that exist deeper in project (nested and bare
+// repositories, submodules, rc files in subdirectories), read up to
+// maxScan directories. The sandbox on Linux binds exact paths only:
+// glob patterns are not enforced there, hence the walk.
+func Paths(project, home string) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		if p != "" && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, base := range []string{project, home} {
+		if base == "" {
+			continue
+		}
+		for _, group := range [][]string{dirs, files} {
+			for _, n := range group {
+				add(filepath.Join(base, n))
+			}
+		}
+		for _, suf := range suffixes {
+			add(filepath.Join(append([]string{base}, suf...)...))
+		}
+		for _, g := range gitFiles {
+			add(filepath.Join(base, ".git", g))
+		}
+	}
+	if home != "" {
+		for _, d := range homeDirs {
+			add(filepath.Join(home, d))
+		}
+	}
+	if project != "" {
+		for _, p := range scan(project) {
+			add(p)
+		}
+	}
+	return out
+}
+
+// scan walks project breadth first for protected entries below its top
+// level, and for the git directories in it (their config and hooks).
+func scan(project string) []string {
+	var out []string
+	queue := []string{project}
+	for n := 0; len(queue) > 0 && n < maxScan; n++ {
+		dir := queue[0]
+		queue = queue[1:]
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			p := filepath.Join(dir, e.Name())
+			f := Fold(e.Name())
+			isGit := f == ".git" || strings.HasSuffix(f, ".git")
+			if isGit && e.IsDir() {
+				out = append(out, gitDirPaths(p)...)
+				continue // a repository's objects hold nothing else to find
+			}
+			if dir != project && (in(dirs, f) || in(files, f) || f == ".git") {
+				out = append(out, p)
+			}
+			if e.IsDir() && e.Type()&os.ModeSymlink == 0 && f != "node_modules" {
+				queue = append(queue, p)
+			}
+		}
+		if dir != project {
+			for _, suf := range suffixes {
+				out = append(out, filepath.Join(append([]string{dir}, suf...)...))
+			}
+		}
+	}
+	return out
+}
+
+// gitDirPaths are the protected entries of the git directory gd, and of
+// the ones git keeps below it for submodules and worktrees.
+func gitDirPaths(gd string) []string {
+	var out []string
+	for _, g := range gitFiles {
+		out = append(out, filepath.Join(gd, g))
+	}
+	for _, sub := range []string{"modules", "worktrees"} {
+		ents, err := os.ReadDir(filepath.Join(gd, sub))
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			if e.IsDir() {
+				out = append(out, gitDirPaths(filepath.Join(gd, sub, e.Name()))...)
+			}
+		}
+	}
+	return out
+}
+
+// Fold is the name a case-insensitive filesystem takes s for, the same for
+// every spelling it takes for one: Unicode's canonical caseless form,
+// NFD(fold(NFD(s))) with full case folding, as APFS (macOS) compares
+// names. .ENV and .env, ſh and sh, ßh and ssh, con\ufb01g (the fi
+// ligature) and config, café composed and decomposed all fold alike.
+// ASCII letters fold to lower case; glob syntax is left as it is.
+func Fold(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return norm.NFD.String(cases.Fold().String(norm.NFD.String(s)))
+		}
+	}
+	return strings.ToLower(s)
+}
+
+func in(list []string, folded string) bool {
+	for _, n := range list {
+		if n == folded {
+			return true
+		}
+	}
+	return false
+}
+
+func split(p string) []string {
+	var out []string
+	for _, s := range strings.Split(p, "/") {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func sameNames(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] && Fold(a[i]) != Fold(b[i]) {
+			return false
+		}
+	}
+	return true
+}
