@@ -244,6 +244,14 @@ func (s *session) passChunk(ctx context.Context, buf []byte, n int) int {
 	for _, li := range s.infos {
 		line := buf[li.start:li.end]
 		if li.kind == linePlain {
+			if s.opts.Watch != nil && watchWants(li.head, line) {
+				// Its events go out ahead of it: end the run here.
+				if runStart >= 0 {
+					s.out.putNow(buf[runStart:li.start], nil)
+					runStart = -1
+				}
+				s.watch(li.head, line)
+			}
 			s.tap(protocol.DirOut, line, li.head.Known)
 			if runStart < 0 {
 				runStart = li.start
@@ -276,6 +284,9 @@ func (s *session) passOut(b []byte) {
 // line as it lies in the buffer, newline included when it has one.
 func (s *session) agentLine(ctx context.Context, n int, kind lineKind, head protocol.Head, line, withNL []byte) {
 	if s.fwd != nil && s.forwardAgentLine(ctx, kind, head, line, withNL) {
+		if kind != lineBlank && kind != lineBad && kind != lineDeep {
+			s.watch(head, line)
+		}
 		return
 	}
 	switch kind {
@@ -304,6 +315,7 @@ func (s *session) agentLine(ctx context.Context, n int, kind lineKind, head prot
 		s.passOut(withNL)
 		return
 	}
+	s.watch(head, line)
 	s.tap(protocol.DirOut, line, head.Known)
 	s.passOut(withNL)
 	switch typ {
@@ -313,4 +325,61 @@ func (s *session) agentLine(ctx context.Context, n int, kind lineKind, head prot
 	default:
 		s.control(ctx, typ, line)
 	}
+}
+
+// watch shows a line to Options.Watch: its events go out ahead of the
+// line, and a stop ends the session.
+func (s *session) watch(head protocol.Head, line []byte) {
+	if s.opts.Watch == nil {
+		return
+	}
+	typ, subtype := string(head.Type), string(head.Subtype)
+	if head.Escaped {
+		typ, subtype, _ = head.Strings()
+	}
+	if typ == "" {
+		typ = passOnlyType(line) // a proxy's pass-only line, not scanned
+	}
+	switch typ {
+	case protocol.TypeSystem, "assistant", "user":
+	default:
+		return
+	}
+	events, stop := s.opts.Watch(typ, subtype, line)
+	for _, e := range events {
+		s.event(e)
+	}
+	if stop != "" && s.stopped.CompareAndSwap(nil, &stop) {
+		s.abort()
+	}
+}
+
+// watchWants is Watch's cheap first look at a line agentjq only passes
+// on: the assistant lines that may call Bash and the user lines that may
+// carry a tool's result. Other lines never reach Watch by this path.
+func watchWants(head protocol.Head, line []byte) bool {
+	typ := string(head.Type)
+	if head.Escaped {
+		typ, _, _ = head.Strings()
+	}
+	if typ == "" {
+		typ = passOnlyType(line)
+	}
+	switch typ {
+	case "assistant":
+		return bytes.Contains(line, []byte(`"Bash"`))
+	case "user":
+		return bytes.Contains(line, []byte(`"tool_result"`))
+	}
+	return false
+}
+
+// passOnlyType is the type of a line a proxy did not scan (passOnly).
+func passOnlyType(line []byte) string {
+	for _, t := range []string{"assistant", "user"} {
+		if bytes.HasPrefix(line, []byte(`{"type":"`+t+`"`)) {
+			return t
+		}
+	}
+	return ""
 }

@@ -69,6 +69,14 @@ type Options struct {
 	// started), before the exit event: hosted servers are stopped there.
 	AtEnd []func()
 
+	// Watch sees each agent line of type system, assistant or user
+	// before it passes on (the line is lent for the call): the events it
+	// returns are written as agentjq's own, and a stop reason ends the
+	// session as a cancelled context does, with the outcome error, the
+	// "not found" status and the reason as its error (cmd's sandbox
+	// watcher: what the sandbox blocked, an init line saying it is off).
+	Watch func(typ, subtype string, line []byte) (events []any, stop string)
+
 	// Tap sees every line in every direction, in order. The line is only
 	// lent for the call: a tap that keeps it copies it. known is what the
 	// bridge learnt of the line (an agent line it scanned: one JSON object,
@@ -120,9 +128,12 @@ func (e *StartError) ExitCode() int { return protocol.ExitNotFound }
 
 // session is one run of the agent.
 type session struct {
-	opts Options
-	cmd  *proc.Cmd
-	pid  int
+	opts  Options
+	cmd   *proc.Cmd
+	pid   int
+	abort context.CancelFunc // ends the session as its context's end does
+	// stopped is the reason Watch gave for ending the session.
+	stopped atomic.Pointer[string]
 
 	// inMu keeps the tap's order of lines to the agent that of the queue.
 	inMu      sync.Mutex
@@ -216,6 +227,8 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		s.fwd = newForwarder(&s.opts)
 	}
 	s.installGuard()
+	ctx, s.abort = context.WithCancel(ctx)
+	defer s.abort()
 	return s.run(ctx)
 }
 
@@ -1116,6 +1129,10 @@ func (s *session) outcome(tapErr error) (Report, protocol.Exit) {
 	if s.fwd != nil {
 		rep.ExitCode = s.forwardStatusLocked()
 	}
+	stopped := s.stopped.Load()
+	if stopped != nil {
+		rep.Outcome, rep.ExitCode = protocol.OutcomeError, protocol.ExitNotFound
+	}
 	ev := protocol.Exit{
 		Type: protocol.TypeAgentjq, Subtype: protocol.EventExit,
 		Outcome: rep.Outcome, Code: rep.ExitCode, Signal: rep.Signal,
@@ -1133,9 +1150,12 @@ func (s *session) outcome(tapErr error) (Report, protocol.Exit) {
 			ev.StderrTail = lastLines(t, 20)
 		}
 	case protocol.OutcomeError:
-		if tapErr != nil {
+		switch {
+		case stopped != nil:
+			rep.Err = *stopped
+		case tapErr != nil:
 			rep.Err = tapErr.Error()
-		} else {
+		default:
 			rep.Err = last.ErrorText()
 		}
 	}

@@ -9,6 +9,7 @@ const (
 	EventDecision = "decision"
 	EventWarning  = "warning"
 	EventExit     = "exit"
+	EventSandbox  = "sandbox"
 )
 
 // Who decided a permission request.
@@ -58,7 +59,29 @@ const (
 	WarnInternal        = "internal"         // a handler failed
 	WarnUnanswered      = "not_implemented"  // a control request no handler knows
 	WarnAgentStderr     = "agent_stderr"     // reserved: agent stderr as events
+	WarnSandboxOff      = "sandbox_off"      // the sandbox is off or not verified
+	WarnSandboxSettings = "sandbox_settings" // a client's sandbox setting was dropped
 )
+
+// Sandboxed is a tool call the OS sandbox stopped from doing something:
+// what it tried, read from the call's result.
+type Sandboxed struct {
+	Type      string    `json:"type"`
+	Subtype   string    `json:"subtype"`
+	ToolUseID string    `json:"tool_use_id"`
+	Tool      string    `json:"tool"`
+	Blocked   []Blocked `json:"blocked"`
+}
+
+// Blocked is one thing the sandbox refused: a write or a read of Path, or
+// a connection to Host (host:port). Text is the error line it was read
+// from, when it came from one.
+type Blocked struct {
+	Kind string `json:"kind"` // write, read, network
+	Path string `json:"path,omitempty"`
+	Host string `json:"host,omitempty"`
+	Text string `json:"text,omitempty"`
+}
 
 // Warning is a problem agentjq saw that did not stop the session.
 type Warning struct {

@@ -92,5 +92,6 @@ var ClientRequests = []SubtypeDoc{
 var AgentjqEvents = []SubtypeDoc{
 	{EventDecision, "an answer agentjq sent about a tool call: request_id, tool, tool_use_id, behavior, decided_by (rules, jq, approver, tty, default, timeout, cancel, error, hook), via (hook: agentjq's PreToolUse hook, before the call runs; permission: a can_use_tool answer), rule, message, latency_us. The hook path reports deny and allow only: its \"ask\" hands the call to the can_use_tool that follows, whose decision is the one recorded", ""},
 	{EventWarning, "a problem that did not stop the session: code, message, line", ""},
+	{EventSandbox, "what the OS sandbox stopped a tool call from doing, read from its result, written just before it: tool_use_id, tool, blocked (a list of {kind: write, read or network; path or host; text: the error line})", ""},
 	{EventExit, "the last line of a session: code, outcome, agent_exit, signal, turns, denials, error, stderr_tail", ""},
 }
