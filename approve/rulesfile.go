@@ -36,6 +36,7 @@ type RulesFile struct {
 	Message string
 	rules   []*rule
 	answers []answer
+	sandbox *sandboxKey
 }
 
 // answer is a scripted answer to AskUserQuestion.
@@ -50,7 +51,7 @@ type answer struct {
 var permissionKeys = map[string]bool{
 	"allow": true, "ask": true, "deny": true, "default": true, "answers": true, "message": true,
 	"defaultMode": true, "additionalDirectories": true, "disableBypassPermissionsMode": true,
-	"disableAutoMode": true,
+	"disableAutoMode": true, "sandbox": true,
 }
 
 // ParseRulesFile reads a rules file: a permissions block, or a Claude Code
@@ -91,6 +92,15 @@ func ParseRulesFile(name string, data []byte, home string) (*RulesFile, error) {
 		}
 	}
 	f := &RulesFile{Name: name, Default: protocol_deny}
+	if raw, ok := top["sandbox"]; ok && base != "" {
+		// A Claude Code settings.json: its sandbox block stands beside
+		// the permissions.
+		if f.sandbox, err = parseSandboxKey(raw, "/sandbox", home, perr); err != nil {
+			return nil, err
+		}
+		l, c := lineCol(data, pos["/sandbox"])
+		f.sandbox.pos = fmt.Sprintf("%s:%d:%d", name, l, c)
+	}
 	keys := make([]string, 0, len(block))
 	for k := range block {
 		keys = append(keys, k)
@@ -100,9 +110,15 @@ func ParseRulesFile(name string, data []byte, home string) (*RulesFile, error) {
 		raw := block[k]
 		p := base + "/" + pointerEscape(k)
 		if !permissionKeys[k] && !strings.HasPrefix(k, "$") && !strings.HasPrefix(k, "//") && !strings.HasPrefix(k, "_") {
-			return nil, perr(p+"#key", "unknown key %q (a rules file has allow, ask, deny, default, answers, message)", k)
+			return nil, perr(p+"#key", "unknown key %q (a rules file has allow, ask, deny, default, answers, message, sandbox)", k)
 		}
 		switch k {
+		case "sandbox":
+			if f.sandbox, err = parseSandboxKey(raw, p, home, perr); err != nil {
+				return nil, err
+			}
+			l, c := lineCol(data, pos[p])
+			f.sandbox.pos = fmt.Sprintf("%s:%d:%d", name, l, c)
 		case "allow", "ask", "deny":
 			var list []string
 			if err := json.Unmarshal(raw, &list); err != nil {

@@ -108,81 +108,100 @@ func Child(dir string) string {
 // whole at every session start.
 const maxScan = 20000
 
-// Paths returns the exact paths a sandboxed command must not write: every
-// protected name directly in project and in home, whether it exists or
-// not (the sandbox holds a missing path so it cannot be made), and the
-// protected entries that exist deeper in project (nested and bare
-// repositories, submodules, rc files in subdirectories), read up to
-// maxScan directories. The sandbox on Linux binds exact paths only:
-// glob patterns are not enforced there, hence the walk.
-func Paths(project, home string) []string {
-	var out []string
+// Paths returns the exact paths a sandboxed command must not write in
+// dir: every protected name directly in dir that exists, and the
+// protected entries that exist deeper (nested and bare repositories,
+// submodules, rc files and .cargo/config in subdirectories), read up to
+// maxScan directories. The sandbox on Linux binds exact paths only: glob
+// patterns are not enforced there, hence the walk. A protected file made
+// later in a new subdirectory is not held; the file tools still refuse
+// it.
+func Paths(dir string) []string {
+	out := top(dir)
 	seen := map[string]bool{}
-	add := func(p string) {
-		if p != "" && !seen[p] {
+	for _, p := range out {
+		seen[p] = true
+	}
+	for _, p := range scan(dir) {
+		if !seen[p] {
 			seen[p] = true
 			out = append(out, p)
-		}
-	}
-	for _, base := range []string{project, home} {
-		if base == "" {
-			continue
-		}
-		for _, group := range [][]string{dirs, files} {
-			for _, n := range group {
-				add(filepath.Join(base, n))
-			}
-		}
-		for _, suf := range suffixes {
-			add(filepath.Join(append([]string{base}, suf...)...))
-		}
-		for _, g := range gitFiles {
-			add(filepath.Join(base, ".git", g))
-		}
-	}
-	if home != "" {
-		for _, d := range homeDirs {
-			add(filepath.Join(home, d))
-		}
-	}
-	if project != "" {
-		for _, p := range scan(project) {
-			add(p)
 		}
 	}
 	return out
 }
 
-// scan walks project breadth first for protected entries below its top
-// level, and for the git directories in it (their config and hooks).
-func scan(project string) []string {
+// HomePaths returns the protected paths of HOME: its rc files and
+// control files, and the configuration directories of homeDirs. They
+// matter where HOME is writable to the sandbox (a session run in HOME).
+func HomePaths(home string) []string {
+	out := top(home)
+	for _, d := range homeDirs {
+		if p := filepath.Join(home, d); exists(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// top is every protected name directly in dir that exists. A missing one
+// is not asked for: bubblewrap would hold it with a placeholder (an empty
+// character device) that every command sees in the project, and that
+// tools reading it or walking the tree refuse (git add -A: "can only add
+// regular files"; a placeholder .npmrc or .git/commondir: "Permission
+// denied").
+func top(dir string) []string {
 	var out []string
-	queue := []string{project}
+	add := func(p string) {
+		if exists(p) {
+			out = append(out, p)
+		}
+	}
+	for _, group := range [][]string{dirs, files} {
+		for _, n := range group {
+			add(filepath.Join(dir, n))
+		}
+	}
+	for _, suf := range suffixes {
+		add(filepath.Join(append([]string{dir}, suf...)...))
+	}
+	for _, g := range gitFiles {
+		add(filepath.Join(dir, ".git", g))
+	}
+	return out
+}
+
+// scan walks dir breadth first for the protected entries that exist below
+// its top level, and for the git directories in it (their config and
+// hooks).
+func scan(dir string) []string {
+	var out []string
+	queue := []string{dir}
 	for n := 0; len(queue) > 0 && n < maxScan; n++ {
-		dir := queue[0]
+		d := queue[0]
 		queue = queue[1:]
-		ents, err := os.ReadDir(dir)
+		ents, err := os.ReadDir(d)
 		if err != nil {
 			continue
 		}
 		for _, e := range ents {
-			p := filepath.Join(dir, e.Name())
+			p := filepath.Join(d, e.Name())
 			f := Fold(e.Name())
 			isGit := f == ".git" || strings.HasSuffix(f, ".git")
-			if isGit && e.IsDir() {
+			switch {
+			case isGit && e.IsDir():
 				out = append(out, gitDirPaths(p)...)
 				continue // a repository's objects hold nothing else to find
-			}
-			if dir != project && (in(dirs, f) || in(files, f) || f == ".git") {
+			case d == dir:
+			case in(dirs, f) || in(files, f) || f == ".git":
 				out = append(out, p)
+			case f == ".cargo" && e.IsDir():
+				for _, suf := range suffixes {
+					out = append(out, filepath.Join(d, suf[0], suf[1]))
+				}
 			}
-			if e.IsDir() && e.Type()&os.ModeSymlink == 0 && f != "node_modules" {
+			if e.IsDir() && f != "node_modules" {
 				queue = append(queue, p)
-			}
-		}
-		if dir != project {
-			for _, suf := range suffixes {
-				out = append(out, filepath.Join(append([]string{dir}, suf...)...))
 			}
 		}
 	}
@@ -194,7 +213,9 @@ func scan(project string) []string {
 func gitDirPaths(gd string) []string {
 	var out []string
 	for _, g := range gitFiles {
-		out = append(out, filepath.Join(gd, g))
+		if p := filepath.Join(gd, g); exists(p) {
+			out = append(out, p)
+		}
 	}
 	for _, sub := range []string{"modules", "worktrees"} {
 		ents, err := os.ReadDir(filepath.Join(gd, sub))
@@ -223,6 +244,11 @@ func Fold(s string) string {
 		}
 	}
 	return strings.ToLower(s)
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
 }
 
 func in(list []string, folded string) bool {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -40,32 +41,53 @@ func TestRoot(t *testing.T) {
 func TestPathsNamesMissingAndNested(t *testing.T) {
 	p := t.TempDir()
 	home := t.TempDir()
-	for _, d := range []string{".git/hooks", ".git/modules/sub/hooks", "vendor/lib.git/hooks", "pkg/inner/.git", "web", "node_modules/x"} {
+	os.WriteFile(filepath.Join(home, ".bashrc"), nil, 0o644)
+	for _, d := range []string{".git/hooks", ".git/modules/sub/hooks", "vendor/lib.git/hooks", "pkg/inner/.git/hooks", "web", "node_modules/x"} {
 		if err := os.MkdirAll(filepath.Join(p, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, f := range []string{"web/.npmrc", "node_modules/x/.npmrc"} {
+	for _, f := range []string{"web/.npmrc", "node_modules/x/.npmrc", ".git/config", ".git/modules/sub/config", "vendor/lib.git/config"} {
 		if err := os.WriteFile(filepath.Join(p, f), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got := Paths(p, home)
+	if err := os.MkdirAll(filepath.Join(p, "crate/.cargo"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	got := append(Paths(p), HomePaths(home)...)
 	for _, want := range []string{
-		p + "/.git/hooks", p + "/.git/config", p + "/.claude", p + "/.mcp.json",
-		p + "/.cargo/config.toml", // missing: held so it cannot be made
+		p + "/.git/hooks", p + "/.git/config",
 		p + "/.git/modules/sub/hooks", p + "/.git/modules/sub/config",
 		p + "/vendor/lib.git/config", p + "/pkg/inner/.git/hooks",
-		p + "/web/.npmrc", p + "/web/.cargo/config.toml",
-		home + "/.bashrc", home + "/.ssh", home + "/.claude", home + "/.gitconfig",
+		p + "/web/.npmrc", p + "/crate/.cargo/config.toml",
+		home + "/.bashrc",
 	} {
 		if !slices.Contains(got, want) {
 			t.Errorf("Paths lacks %s", want)
 		}
 	}
-	for _, not := range []string{p + "/node_modules/x/.npmrc", p + "/.git/objects"} {
+	for _, not := range []string{p + "/node_modules/x/.npmrc", p + "/.git/objects", p + "/web/.cargo/config.toml"} {
 		if slices.Contains(got, not) {
 			t.Errorf("Paths holds %s", not)
+		}
+	}
+}
+
+// TestPathsOfAProjectWithoutGit: nothing missing is asked for: a
+// placeholder would show in the project (a .git would make git and go see
+// a broken repository, git add -A refuses any).
+func TestPathsOfAProjectWithoutGit(t *testing.T) {
+	p := t.TempDir()
+	got := Paths(p)
+	for _, g := range got {
+		if strings.Contains(g, "/.git/") || strings.HasSuffix(g, "/.git") {
+			t.Errorf("Paths holds %s in a project without .git", g)
+		}
+	}
+	for _, not := range []string{p + "/.cargo", p + "/.cargo/config.toml", p + "/.npmrc", p + "/.husky", p + "/mise.toml", p + "/.claude", p + "/.bashrc"} {
+		if slices.Contains(got, not) {
+			t.Errorf("Paths holds %s, which does not exist and a tool reads", not)
 		}
 	}
 }

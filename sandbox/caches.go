@@ -1,0 +1,142 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Env is what Caches reads of the agent's environment.
+type Env struct {
+	Getenv   func(string) string
+	LookPath func(string) (string, error) // on the agent's PATH
+	Environ  []string                     // the tools asked run with it
+}
+
+// cacheProbe bounds each tool asked where its cache is.
+const cacheProbe = 5 * time.Second
+
+// Caches returns the build caches ordinary builds write, found the way
+// each tool finds them: go env GOCACHE GOMODCACHE, npm config get cache,
+// CARGO_HOME's registry and git checkouts, pip's, uv's, yarn's and pnpm's
+// caches, XDG_CACHE_HOME honoured. Install targets (GOBIN, ~/go/bin,
+// ~/.cargo/bin, npm's global prefix) are never among them: a program put
+// there runs outside the sandbox next time the user runs it. A tool that
+// is not installed, or does not answer within cacheProbe, adds its
+// default or nothing. Answers are kept for the process: a daemon asks
+// once.
+func Caches(e Env) []string {
+	key := e.Getenv("HOME") + "\x00" + e.Getenv("PATH") + "\x00" + e.Getenv("XDG_CACHE_HOME") + "\x00" + e.Getenv("GOCACHE") + e.Getenv("GOMODCACHE") + e.Getenv("npm_config_cache") + e.Getenv("CARGO_HOME")
+	cacheMu.Lock()
+	defer cacheMu.Unlock()
+	if c, ok := cacheMemo[key]; ok {
+		return c
+	}
+	c := findCaches(e)
+	cacheMemo[key] = c
+	return c
+}
+
+var (
+	cacheMu   sync.Mutex
+	cacheMemo = map[string][]string{}
+)
+
+func findCaches(e Env) []string {
+	home := e.Getenv("HOME")
+	xdg := e.Getenv("XDG_CACHE_HOME")
+	if xdg == "" && home != "" {
+		xdg = filepath.Join(home, ".cache")
+	}
+	var out []string
+	var mu sync.Mutex
+	add := func(p ...string) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, s := range p {
+			if s = strings.TrimSpace(s); filepath.IsAbs(s) {
+				out = append(out, filepath.Clean(s))
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		add(goCaches(e, home, xdg)...)
+	}()
+	go func() {
+		defer wg.Done()
+		add(npmCache(e, home))
+	}()
+	cargo := e.Getenv("CARGO_HOME")
+	if cargo == "" && home != "" {
+		cargo = filepath.Join(home, ".cargo")
+	}
+	if cargo != "" {
+		add(filepath.Join(cargo, "registry"), filepath.Join(cargo, "git"))
+	}
+	for _, v := range []struct{ env, dir string }{
+		{"PIP_CACHE_DIR", "pip"}, {"UV_CACHE_DIR", "uv"}, {"YARN_CACHE_FOLDER", "yarn"},
+		{"", "pnpm"}, {"", "node-gyp"}, {"", "pypoetry"}, {"", "ms-playwright"},
+	} {
+		if v.env != "" && e.Getenv(v.env) != "" {
+			add(e.Getenv(v.env))
+		} else if xdg != "" {
+			add(filepath.Join(xdg, v.dir))
+		}
+	}
+	wg.Wait()
+	return unique(out)
+}
+
+// goCaches asks go itself, which reads GOENV's file (go env -w) as well
+// as the environment; without go, nothing is needed.
+func goCaches(e Env, home, xdg string) []string {
+	bin, err := e.LookPath("go")
+	if err != nil {
+		return nil
+	}
+	var v struct{ GOCACHE, GOMODCACHE string }
+	if out, err := probe(e.Environ, bin, "env", "-json", "GOCACHE", "GOMODCACHE"); err == nil && json.Unmarshal(out, &v) == nil {
+		return []string{v.GOCACHE, v.GOMODCACHE}
+	}
+	// go's own defaults, as go env would say without a GOENV file.
+	out := []string{filepath.Join(xdg, "go-build")}
+	if home != "" {
+		out = append(out, filepath.Join(home, "go", "pkg", "mod"))
+	}
+	return out
+}
+
+// npmCache asks npm (its config files may move the cache); its default is
+// ~/.npm, which holds nothing that runs.
+func npmCache(e Env, home string) string {
+	if c := e.Getenv("npm_config_cache"); c != "" {
+		return c
+	}
+	if bin, err := e.LookPath("npm"); err == nil {
+		if out, err := probe(e.Environ, bin, "config", "get", "cache"); err == nil {
+			return string(bytes.TrimSpace(out))
+		}
+	}
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".npm")
+}
+
+// probe runs a tool for its answer on stdout, within cacheProbe.
+func probe(env []string, bin string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), cacheProbe)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = env
+	cmd.WaitDelay = time.Second
+	return cmd.Output()
+}

@@ -1,0 +1,266 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentjq/agentjq/internal/protocol"
+)
+
+func TestSettingsFromPolicy(t *testing.T) {
+	home := t.TempDir()
+	proj := t.TempDir()
+	os.MkdirAll(filepath.Join(proj, ".git", "hooks"), 0o755)
+	os.WriteFile(filepath.Join(proj, ".mcp.json"), nil, 0o644)
+	p := Policy{
+		Project: proj, Home: home,
+		AllowWrite: []string{home + "/.cache/go-build"}, DenyWrite: []string{proj + "/secret"},
+		DenyRead: []string{proj + "/.env"}, AllowRead: []string{home + "/.npmrc"},
+		Domains: []string{"registry.npmjs.org"}, HideEnv: []string{"MY_TOKEN"},
+	}
+	sb := Settings(p)
+	for k, want := range map[string]bool{"enabled": true, "failIfUnavailable": true, "allowUnsandboxedCommands": false, "autoAllowBashIfSandboxed": false} {
+		if sb[k] != want {
+			t.Errorf("%s = %v, want %v", k, sb[k], want)
+		}
+	}
+	fs := sb["filesystem"].(map[string]any)
+	dw, dr := fs["denyWrite"].([]string), fs["denyRead"].([]string)
+	for _, want := range []string{proj + "/secret", proj + "/.git/hooks", proj + "/.mcp.json"} {
+		if !slices.Contains(dw, want) {
+			t.Errorf("denyWrite lacks %s", want)
+		}
+	}
+	if slices.Contains(dw, home+"/.bashrc") {
+		t.Errorf("denyWrite holds HOME's rc files though HOME is not writable here")
+	}
+	for _, want := range []string{proj + "/.env", home + "/.ssh", home + "/.aws", home + "/.kube/config"} {
+		if !slices.Contains(dr, want) {
+			t.Errorf("denyRead lacks %s", want)
+		}
+	}
+	if slices.Contains(dr, home+"/.npmrc") {
+		t.Errorf("denyRead holds ~/.npmrc, which a Read allow rule names")
+	}
+	if got := sb["network"].(map[string]any)["allowedDomains"].([]string); !slices.Equal(got, []string{"registry.npmjs.org"}) {
+		t.Errorf("allowedDomains %v", got)
+	}
+	env := sb["credentials"].(map[string]any)["envVars"].([]any)
+	var names []string
+	for _, e := range env {
+		names = append(names, e.(map[string]any)["name"].(string))
+	}
+	for _, want := range []string{"ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "MY_TOKEN"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("envVars lacks %s: %v", want, names)
+		}
+	}
+	// A session run in HOME holds HOME's own control files.
+	p.Project = home
+	dw = Settings(p)["filesystem"].(map[string]any)["denyWrite"].([]string)
+	os.MkdirAll(filepath.Join(home, ".ssh"), 0o700)
+	os.WriteFile(filepath.Join(home, ".bashrc"), nil, 0o644)
+	dw = Settings(p)["filesystem"].(map[string]any)["denyWrite"].([]string)
+	for _, want := range []string{home + "/.bashrc", home + "/.ssh"} {
+		if !slices.Contains(dw, want) {
+			t.Errorf("a session in HOME: denyWrite lacks %s", want)
+		}
+	}
+}
+
+// TestMergeNeverWeakens: whatever the client's sandbox block says, the
+// merged one is at least as strict as agentjq's.
+func TestMergeNeverWeakens(t *testing.T) {
+	ours := Settings(Policy{Project: "/p", Home: "/h", AllowWrite: []string{"/h/.cache/go-build"}, Domains: []string{"*.npmjs.org"}})
+	client := `{"model":"x","permissions":{"allow":["Bash(ls:*)"]},"sandbox":{
+		"enabled":false,"allowUnsandboxedCommands":true,"autoAllowBashIfSandboxed":true,"failIfUnavailable":false,
+		"excludedCommands":["docker:*"],"enableWeakerNestedSandbox":true,"bwrapPath":"/tmp/fake-bwrap",
+		"filesystem":{"allowWrite":["/","/h/.cache/go-build/sub"],"denyWrite":["/p/extra"],"denyRead":["~/secret"],"allowRead":["/h/.ssh"],"disabled":true},
+		"network":{"allowedDomains":["evil.example","registry.npmjs.org"],"deniedDomains":["bad.example"],"strictAllowlist":true,"httpProxyPort":8080,"allowLocalBinding":true,"allowAllUnixSockets":true},
+		"credentials":{"envVars":[{"name":"CLIENT_TOKEN","mode":"mask"}]}}}`
+	out, notes, err := Merge(client, ours, "/p", "/h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Model       string         `json:"model"`
+		Permissions map[string]any `json:"permissions"`
+		Sandbox     map[string]any `json:"sandbox"`
+	}
+	if err := json.Unmarshal(out, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Model != "x" || m.Permissions == nil {
+		t.Errorf("the client's other settings were not passed on: %s", out)
+	}
+	sb := m.Sandbox
+	for k, want := range map[string]any{"enabled": true, "failIfUnavailable": true, "allowUnsandboxedCommands": false, "autoAllowBashIfSandboxed": false} {
+		if sb[k] != want {
+			t.Errorf("%s = %v, want %v", k, sb[k], want)
+		}
+	}
+	for _, k := range []string{"excludedCommands", "enableWeakerNestedSandbox", "bwrapPath"} {
+		if _, ok := sb[k]; ok {
+			t.Errorf("%s was kept", k)
+		}
+	}
+	fs := sb["filesystem"].(map[string]any)
+	if _, ok := fs["disabled"]; ok {
+		t.Errorf("filesystem.disabled was kept")
+	}
+	aw := strs(fs["allowWrite"])
+	if slices.Contains(aw, "/") || len(aw) != 1 {
+		t.Errorf("allowWrite widened: %v", aw)
+	}
+	if _, ok := fs["allowRead"]; ok {
+		t.Errorf("the client's allowRead re-opened a credential: %v", fs["allowRead"])
+	}
+	if !slices.Contains(strs(fs["denyWrite"]), "/p/extra") || !slices.Contains(strs(fs["denyRead"]), "/h/secret") {
+		t.Errorf("the client's denies were lost: %v %v", fs["denyWrite"], fs["denyRead"])
+	}
+	net := sb["network"].(map[string]any)
+	if d := strs(net["allowedDomains"]); !slices.Equal(d, []string{"*.npmjs.org"}) {
+		t.Errorf("allowedDomains %v", d)
+	}
+	if !slices.Equal(strs(net["deniedDomains"]), []string{"bad.example"}) || net["strictAllowlist"] != true {
+		t.Errorf("the client's network restrictions were lost: %v", net)
+	}
+	for _, k := range []string{"httpProxyPort", "allowLocalBinding", "allowAllUnixSockets"} {
+		if _, ok := net[k]; ok {
+			t.Errorf("network.%s was kept", k)
+		}
+	}
+	if !strings.Contains(string(out), "CLIENT_TOKEN") || !strings.Contains(string(out), "ANTHROPIC_API_KEY") {
+		t.Errorf("credentials not merged: %s", out)
+	}
+	joined := strings.Join(notes, " ")
+	for _, k := range []string{"sandbox.enabled", "sandbox.excludedCommands", "sandbox.filesystem.allowWrite /", "sandbox.network.allowedDomains evil.example", "sandbox.filesystem.disabled"} {
+		if !strings.Contains(joined, k) {
+			t.Errorf("notes lack %s: %v", k, notes)
+		}
+	}
+	if strings.Contains(joined, "registry.npmjs.org") || strings.Contains(joined, "go-build/sub") {
+		t.Errorf("notes name entries agentjq's list covers: %v", notes)
+	}
+}
+
+func TestMergeReadsASettingsFile(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "s.json"), []byte(`{"sandbox":{"excludedCommands":["x"]},"env":{"A":"1"}}`), 0o644)
+	out, notes, err := Merge("s.json", Settings(Policy{Project: dir}), dir, "")
+	if err != nil || !strings.Contains(string(out), `"A":"1"`) || len(notes) != 1 {
+		t.Fatalf("%s %v %v", out, notes, err)
+	}
+	if _, _, err := Merge("{not json", nil, dir, ""); err == nil {
+		t.Errorf("bad JSON merged")
+	}
+	if _, _, err := Merge("missing.json", nil, dir, ""); err == nil {
+		t.Errorf("a missing file merged")
+	}
+}
+
+func strs(v any) []string {
+	s, _ := strings_(v)
+	return s
+}
+
+func TestCheck(t *testing.T) {
+	none := func(string) (string, error) { return "", errors.New("not found") }
+	only := func(names ...string) func(string) (string, error) {
+		return func(n string) (string, error) {
+			if slices.Contains(names, n) {
+				return "/usr/bin/" + n, nil
+			}
+			return "", errors.New("not found")
+		}
+	}
+	for _, tc := range []struct {
+		goos string
+		look func(string) (string, error)
+		want string
+	}{
+		{"linux", none, "bubblewrap (bwrap) and socat not found"},
+		{"linux", only("bwrap"), "socat not found"},
+		{"linux", only("socat"), "bubblewrap (bwrap) not found"},
+		{"darwin", none, "sandbox-exec"},
+		{"windows", only("bwrap", "socat"), "does not run on windows"},
+	} {
+		err := Check(tc.goos, tc.look)
+		var u *Unavailable
+		if !errors.As(err, &u) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "--no-sandbox") {
+			t.Errorf("%s: %v, want %q", tc.goos, err, tc.want)
+		}
+	}
+	if err := Check("darwin", only("sandbox-exec")); err != nil {
+		t.Errorf("darwin with sandbox-exec: %v", err)
+	}
+}
+
+func TestWatcherReadsBlockedCalls(t *testing.T) {
+	w := NewWatcher(map[string]any{"filesystem": map[string]any{"denyRead": []string{"/p/.env", "/h/.ssh"}}}, "/p")
+	call := `{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"x"}},{"type":"tool_use","id":"t2","name":"Read","input":{}}]}}`
+	if ev := w.Line("assistant", "", []byte(call)); ev != nil {
+		t.Fatalf("events for a call: %v", ev)
+	}
+	text := "touch: cannot touch '.git/hooks/pre-commit': Read-only file system\n" +
+		"/bin/sh: 1: cannot create /h/.bashrc: Read-only file system\n" +
+		"open /h/go/bin/x: read-only file system\n" +
+		"cat: .env: Permission denied\n" +
+		"cat: other.txt: Permission denied\n" +
+		"Warning: Couldn't read data from file \"/h/.ssh/id_rsa\", this makes an empty POST.\n" +
+		"<sandbox_violations>\ndeny network-outbound example.com:443 (user denied)\n</sandbox_violations>"
+	res, _ := json.Marshal(map[string]any{"type": "user", "message": map[string]any{"content": []any{
+		map[string]any{"type": "tool_result", "tool_use_id": "t1", "content": text},
+		map[string]any{"type": "tool_result", "tool_use_id": "t2", "content": "EACCES: permission denied, open '/p/.env'"},
+	}}})
+	ev := w.Line("user", "", res)
+	if len(ev) != 1 {
+		t.Fatalf("events %v, want one for the Bash call only", ev)
+	}
+	sb := ev[0].(protocol.Sandboxed)
+	if sb.ToolUseID != "t1" || sb.Subtype != protocol.EventSandbox {
+		t.Errorf("%+v", sb)
+	}
+	var got []string
+	for _, b := range sb.Blocked {
+		got = append(got, b.Kind+" "+b.Path+b.Host)
+	}
+	want := []string{"network example.com:443", "write /p/.git/hooks/pre-commit", "write /h/.bashrc", "write /h/go/bin/x", "read /p/.env", "read /h/.ssh/id_rsa"}
+	if !slices.Equal(got, want) {
+		t.Errorf("blocked\n%q\nwant\n%q", got, want)
+	}
+	// The result is read once: the call's id is forgotten.
+	if ev := w.Line("user", "", res); ev != nil {
+		t.Errorf("a second read: %v", ev)
+	}
+}
+
+func TestWatcherInit(t *testing.T) {
+	for _, tc := range []struct {
+		line, why string
+	}{
+		{`{"type":"system","subtype":"init","claude_code_version":"2.1.332","sandbox_enabled":true}`, ""},
+		{`{"type":"system","subtype":"init","claude_code_version":"2.1.328"}`, ""},
+		{`{"type":"system","subtype":"init","claude_code_version":"2.1.332","sandbox_enabled":false}`, "sandbox_enabled false"},
+		{`{"type":"system","subtype":"init","claude_code_version":"2.1.300"}`, "older than 2.1.328"},
+		{`{"type":"system","subtype":"init","claude_code_version":"2.0.9"}`, "older than 2.1.328"},
+	} {
+		w := NewWatcher(map[string]any{}, "/p")
+		var why string
+		w.Unverified = func(s string) { why = s }
+		w.Line("system", "init", []byte(tc.line))
+		if tc.why == "" && why != "" || !strings.Contains(why, tc.why) {
+			t.Errorf("%s: %q, want %q", tc.line, why, tc.why)
+		}
+	}
+	off := NewWatcher(nil, "/p")
+	ev := off.Line("system", "init", []byte(`{"type":"system","subtype":"init","sandbox_enabled":false}`))
+	if len(ev) != 1 || ev[0].(protocol.Warning).Code != protocol.WarnSandboxOff {
+		t.Errorf("--no-sandbox: %v, want one sandbox_off warning", ev)
+	}
+}
