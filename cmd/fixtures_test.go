@@ -429,6 +429,12 @@ func replayThroughSpawn(t *testing.T, rec string, flags []string, stdin string) 
 	}
 	var want bytes.Buffer
 	for _, l := range recording.Transcript(entries, protocol.DirOut) {
+		// spawn turns the sandbox on, and a recording, which runs no
+		// commands, honours it: its init lines say so
+		// (replay.AgentOptions.Sandboxed).
+		if bytes.Contains(l, []byte(`"subtype":"init"`)) {
+			l = bytes.Replace(l, []byte(`"sandbox_enabled":false`), []byte(`"sandbox_enabled":true`), 1)
+		}
 		want.Write(l)
 		want.WriteByte('\n')
 	}

@@ -31,11 +31,12 @@ type ProxyCmd struct {
 	ApprovalTimeout time.Duration `default:"1m" help:"Deny a permission request the policy and approver have not decided within this long (the client is asked only after them)."`
 	Record          string        `placeholder:"FILE" help:"Record the session to FILE, each line and decision marked with its party (default: $$AGENTJQ_RECORD); a directory gets one file per session."`
 	RedactFlags
-	Events int    `placeholder:"FD" help:"Write agentjq's own events (decisions, warnings, exit) to file descriptor FD, e.g. 2 for stderr or 3 (default: $$AGENTJQ_EVENTS; else only the recording keeps them). The client's stdout never carries them."`
-	Config string `placeholder:"FILE" help:"A JSON config file of agentjq options (default: $$AGENTJQ_PROXY_CONFIG): {\"bin\":..., \"policy\":[...], \"approver\":..., \"record\":..., \"events\":N, \"hook\":[...], \"mcp_tool\":[...], \"mcp_server\":[...]}; relative paths are relative to the file."`
+	Events    int    `placeholder:"FD" help:"Write agentjq's own events (decisions, warnings, exit) to file descriptor FD, e.g. 2 for stderr or 3 (default: $$AGENTJQ_EVENTS; else only the recording keeps them). The client's stdout never carries them."`
+	Config    string `placeholder:"FILE" help:"A JSON config file of agentjq options (default: $$AGENTJQ_PROXY_CONFIG): {\"bin\":..., \"policy\":[...], \"approver\":..., \"record\":..., \"events\":N, \"hook\":[...], \"mcp_tool\":[...], \"mcp_server\":[...]}; relative paths are relative to the file."`
+	NoSandbox bool   `help:"Run the agent's commands without the OS sandbox (warns once); otherwise the client's --settings are merged with agentjq's sandbox, the stricter value winning."`
 	HostFlags
 
-	AgentArgs []string `arg:"" optional:"" passthrough:"" help:"The agent's own arguments, passed on unchanged (the -- before them may be left out)."`
+	AgentArgs []string `arg:"" optional:"" passthrough:"" help:"The agent's own arguments, passed on unchanged but for --settings, which is merged with agentjq's sandbox (the -- before them may be left out)."`
 }
 
 // proxyMarker holds the pid of a running proxy in the agent's environment:
@@ -212,13 +213,16 @@ func (c *ProxyCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Contex
 	flags := SpawnFlags{
 		Agent: "claude", Bin: bin, ApprovalTimeout: c.ApprovalTimeout,
 		Policy: c.Policy, Approver: c.Approver, ApproverFormat: c.ApproverFormat,
-		NoPrompt: true, HostFlags: c.HostFlags, proxied: true,
+		NoPrompt: true, HostFlags: c.HostFlags, proxied: true, NoSandbox: c.NoSandbox,
 	}
 	opts, chain, err := sessionOptions(ios, flags, nil)
 	if err != nil {
 		return err
 	}
 	defer chain.Close()
+	if agentArgs, opts.Watch, err = sessionSandbox(ios, flags, opts.Dir, chain, agentArgs); err != nil {
+		return err
+	}
 	opts.Path, opts.Args = bridge.Command(bridge.Profile{}, bin, runtime.GOOS, bridge.PassFlags{}, agentArgs)
 	opts.Env = append(append([]string(nil), ios.Environ...), proxyMarker+"="+strconv.Itoa(os.Getpid()))
 	opts.NoEvents, opts.Echo = true, false

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bufio"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -96,7 +97,8 @@ func TestProxyFindsTheRealAgent(t *testing.T) {
 
 // TestProxyPassesArgvEnvAndExitStatus: the agent gets the client's argv
 // and environment as they are (an MCP permission prompt tool and the SDK's
-// variables included), the client its stdout and exit status, and
+// variables included) and one --settings that turns the sandbox on, the
+// client its stdout and exit status, and
 // agentjq's events go to --events, never to stdout.
 func TestProxyPassesArgvEnvAndExitStatus(t *testing.T) {
 	dir := t.TempDir()
@@ -112,8 +114,15 @@ func TestProxyPassesArgvEnvAndExitStatus(t *testing.T) {
 		t.Fatalf("exit %d, want the agent's 3; stderr: %s", code, errb.String())
 	}
 	gotArgs, _ := os.ReadFile(dump + ".args")
-	if string(gotArgs) != strings.Join(args, "\n")+"\n" {
+	got := strings.Split(strings.TrimSuffix(string(gotArgs), "\n"), "\n")
+	if len(got) != len(args)+2 || strings.Join(got[:len(args)], "\n") != strings.Join(args, "\n") || got[len(args)] != "--settings" {
 		t.Fatalf("the agent's argv:\n%s", gotArgs)
+	}
+	var settings struct {
+		Sandbox struct{ Enabled, FailIfUnavailable, AllowUnsandboxedCommands bool }
+	}
+	if err := json.Unmarshal([]byte(got[len(args)+1]), &settings); err != nil || !settings.Sandbox.Enabled || !settings.Sandbox.FailIfUnavailable || settings.Sandbox.AllowUnsandboxedCommands {
+		t.Fatalf("the agent's --settings do not turn the sandbox on: %v %s", err, got[len(args)+1])
 	}
 	env, _ := os.ReadFile(dump + ".env")
 	for _, kv := range []string{"CLAUDE_CODE_ENTRYPOINT=sdk-ts", "CLAUDE_CODE_SDK_VERSION=0.3.332", "CLAUDECODE=1", proxyMarker + "="} {

@@ -114,6 +114,7 @@ func (c *ReplayCmd) Run(ctx context.Context, ios *iostreams.IO) error {
 		err = replay.AsAgent(ctx, h, entries, ios.In, ios.Out, replay.AgentOptions{
 			Stderr: ios.Err, Wait: c.Wait, Speed: speed, IdleLimit: c.IdleLimit,
 			Faults: faults, LookupEnv: ios.LookupEnv, AnswerUnrecorded: c.Lenient,
+			Sandboxed: sandboxTurnedOn(c.AgentArgs),
 		})
 		return replayExit(err)
 	}

@@ -33,6 +33,7 @@ type ServeCmd struct {
 	ApprovalTimeout time.Duration `default:"10m" help:"Deny an approval no client answered after this long."`
 	AllowOrigin     []string      `placeholder:"HOST" help:"A browser Origin host allowed on /ws (none by default); repeatable."`
 	MaxSessions     int           `default:"256" help:"Live sessions at most; more fail overloaded."`
+	NoSandbox       bool          `help:"Run every session's commands without the OS sandbox: file, read and network limits are then not enforced (warns once a session)."`
 }
 
 // daemonHome is where daemon.json, token and sessions/ live.
@@ -163,7 +164,7 @@ func (c *ServeCmd) newServer(ios *iostreams.IO, home string) (*daemon.Server, er
 // no terminal prompt.
 func (c *ServeCmd) sessionFlags(bin string, p daemon.CreateParams) SpawnFlags {
 	f := SpawnFlags{Agent: p.Agent, Bin: bin, Cwd: p.Workdir, Model: p.Model, PermissionMode: p.Mode, Partial: p.Partial,
-		ApprovalTimeout: c.ApprovalTimeout, Policy: p.Policy, NoPrompt: true}
+		ApprovalTimeout: c.ApprovalTimeout, Policy: p.Policy, NoPrompt: true, NoSandbox: c.NoSandbox}
 	f.HookTimeout, f.MCPToolTimeout = 60*time.Second, 2*time.Minute // the flags' defaults
 	return f
 }

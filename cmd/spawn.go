@@ -49,6 +49,7 @@ type SpawnFlags struct {
 	Approver       string   `placeholder:"CMD" help:"An approver command: a co-process that answers permission requests."`
 	ApproverFormat string   `enum:"control,hook" default:"control" help:"How the approver speaks: control (a control_response per request) or hook (a PreToolUse hook, one process per request)."`
 	NoPrompt       bool     `help:"Never prompt on the terminal: what no policy or approver decides is denied."`
+	NoSandbox      bool     `help:"Run the agent's commands without the OS sandbox: file, read and network limits are then not enforced (warns once)."`
 
 	HostFlags
 
@@ -200,13 +201,6 @@ func sessionOptionsWith(ios *iostreams.IO, f SpawnFlags, agentArgs []string, per
 	if profile.Name == "claude" && !namesFlag(agentArgs, "--setting-sources") {
 		agentArgs = append([]string{"--setting-sources", agentSettingSources}, agentArgs...)
 	}
-	path, args := bridge.Command(profile, bin, runtime.GOOS, bridge.PassFlags{
-		Model: f.Model, PermissionMode: f.PermissionMode,
-		AllowedTools: f.AllowedTools, DisallowedTools: f.DisallowedTools,
-		SystemPrompt: f.SystemPrompt, AppendSystemPrompt: f.AppendSystem,
-		Resume: f.Resume, SessionID: f.SessionID, MaxTurns: f.MaxTurns,
-		Partial: f.Partial,
-	}, agentArgs)
 	// The terminal is the person's: when stdin is the terminal prompts
 	// are answered on, one reader serves both, and a line typed while a
 	// prompt is open is its answer, never a turn. While a prompt is open
@@ -222,6 +216,22 @@ func sessionOptionsWith(ios *iostreams.IO, f SpawnFlags, agentArgs []string, per
 	if err != nil {
 		return bridge.Options{}, nil, err
 	}
+	var watch func(typ, subtype string, line []byte) ([]any, string)
+	if !f.proxied {
+		// The proxy runs the client's arguments: it turns the sandbox on
+		// over those itself.
+		if agentArgs, watch, err = sessionSandbox(ios, f, dir, chain, agentArgs); err != nil {
+			chain.Close()
+			return bridge.Options{}, nil, err
+		}
+	}
+	path, args := bridge.Command(profile, bin, runtime.GOOS, bridge.PassFlags{
+		Model: f.Model, PermissionMode: f.PermissionMode,
+		AllowedTools: f.AllowedTools, DisallowedTools: f.DisallowedTools,
+		SystemPrompt: f.SystemPrompt, AppendSystemPrompt: f.AppendSystem,
+		Resume: f.Resume, SessionID: f.SessionID, MaxTurns: f.MaxTurns,
+		Partial: f.Partial,
+	}, agentArgs)
 	opts := bridge.Options{
 		Profile: profile, Path: path, Args: args, Dir: dir,
 		Env:             bridge.ChildEnv(ios.Environ),
@@ -236,6 +246,7 @@ func sessionOptionsWith(ios *iostreams.IO, f SpawnFlags, agentArgs []string, per
 		Gate:            gate,
 		Stderr:          ios.Err,
 		RedactEcho:      echoRedactor(ios),
+		Watch:           watch,
 	}
 	if f.Prompt != "" {
 		opts.Prompt, opts.HasPrompt, opts.Stdin = f.Prompt, true, nil

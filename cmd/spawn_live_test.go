@@ -36,6 +36,7 @@ type liveRun struct {
 	exit        protocol.Exit
 	decisions   []protocol.Decision
 	resultTexts []string
+	home        string // the agent's HOME
 }
 
 // spawnLive runs cmd.Main("spawn", args...) in-process against the real CLI.
@@ -58,7 +59,7 @@ func spawnLiveIn(t *testing.T, setup func(dir string), stdin string, args ...str
 	ios.Environ = livetest.Env(t, api.URL())
 	full := append([]string{"spawn", "--bin", bin, "-C", dir, "--timeout", "90s"}, args...)
 	code := Main(full, ios)
-	r := liveRun{code: code, stdout: out.String(), stderr: errb.String(), api: api, dir: dir}
+	r := liveRun{code: code, stdout: out.String(), stderr: errb.String(), api: api, dir: dir, home: ios.Getenv("HOME")}
 	for _, l := range strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n") {
 		if l == "" {
 			continue

@@ -35,6 +35,10 @@ type AgentOptions struct {
 	// initialize the recording lacks is always answered, with the
 	// recorded initialize's reply.
 	AnswerUnrecorded bool
+	// Sandboxed: the client turned the sandbox on (--settings). A
+	// recording runs no commands, so it honours any sandbox: a recorded
+	// init line that says "sandbox_enabled":false says true.
+	Sandboxed bool
 }
 
 // MismatchError is a difference between what the client sent and what the
@@ -180,7 +184,11 @@ func AsAgent(ctx context.Context, h recording.Header, entries []recording.Entry,
 					return err
 				}
 			}
-			if err := em.writeLine(ctx, e, s.rewrite(e.Msg)); err != nil {
+			msg := s.rewrite(e.Msg)
+			if opts.Sandboxed && bytes.Contains(msg, []byte(`"subtype":"init"`)) {
+				msg = bytes.Replace(msg, []byte(`"sandbox_enabled":false`), []byte(`"sandbox_enabled":true`), 1)
+			}
+			if err := em.writeLine(ctx, e, msg); err != nil {
 				return err
 			}
 		case protocol.DirErr:
