@@ -220,11 +220,14 @@ func (c *ProxyCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Contex
 		return err
 	}
 	defer chain.Close()
-	if agentArgs, opts.Watch, err = sessionSandbox(ios, flags, opts.Dir, chain, agentArgs); err != nil {
+	sb, err := sessionSandbox(ios, flags, opts.Dir, chain, agentArgs)
+	if err != nil {
 		return err
 	}
+	defer sb.done()
+	agentArgs, opts.Watch = sb.args, sb.watch
 	opts.Path, opts.Args = bridge.Command(bridge.Profile{}, bin, runtime.GOOS, bridge.PassFlags{}, agentArgs)
-	opts.Env = append(append([]string(nil), ios.Environ...), proxyMarker+"="+strconv.Itoa(os.Getpid()))
+	opts.Env = append(append(append([]string(nil), ios.Environ...), sb.env...), proxyMarker+"="+strconv.Itoa(os.Getpid()))
 	opts.NoEvents, opts.Echo = true, false
 	fwd := &bridge.Forward{}
 	opts.Forward = fwd

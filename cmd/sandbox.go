@@ -28,7 +28,7 @@ var sandboxGOOS = runtime.GOOS
 // reports what the sandbox blocked. --no-sandbox, or a policy's
 // "sandbox": {"enabled": false}, passes the arguments on as they are and
 // warns once on stderr and in the event stream.
-func sessionSandbox(ios *iostreams.IO, f SpawnFlags, dir string, chain *approve.Chain, agentArgs []string) ([]string, func(typ, subtype string, line []byte) ([]any, string), error) {
+func sessionSandbox(ios *iostreams.IO, f SpawnFlags, dir string, chain *approve.Chain, agentArgs []string) (sandboxed, error) {
 	sp := chain.Sandbox()
 	if f.NoSandbox || sp.Off != "" {
 		why := "--no-sandbox"
@@ -37,7 +37,8 @@ func sessionSandbox(ios *iostreams.IO, f SpawnFlags, dir string, chain *approve.
 		}
 		fmt.Fprintf(ios.Err, "agentjq: warning: the sandbox is off (%s): the agent's commands run without file, read and network limits\n", why)
 		w := sandbox.NewWatcher(nil, dir)
-		return agentArgs, func(typ, subtype string, line []byte) ([]any, string) { return w.Line(typ, subtype, line), "" }, nil
+		return sandboxed{args: agentArgs, done: func() {},
+			watch: func(typ, subtype string, line []byte) ([]any, string) { return w.Line(typ, subtype, line), "" }}, nil
 	}
 	path := ios.Getenv("PATH")
 	if path == "" {
@@ -45,7 +46,7 @@ func sessionSandbox(ios *iostreams.IO, f SpawnFlags, dir string, chain *approve.
 	}
 	look := func(name string) (string, error) { return lookPath(name, path) }
 	if err := sandbox.Check(sandboxGOOS, look); err != nil {
-		return nil, nil, &exitError{code: protocol.ExitNotFound, err: err}
+		return sandboxed{}, &exitError{code: protocol.ExitNotFound, err: err}
 	}
 	home := ios.Getenv("HOME")
 	caches := sandbox.Caches(sandbox.Env{Getenv: ios.Getenv, LookPath: look, Environ: bridge.ChildEnv(ios.Environ)})
@@ -64,7 +65,7 @@ func sessionSandbox(ios *iostreams.IO, f SpawnFlags, dir string, chain *approve.
 	rest, client := takeSettings(agentArgs)
 	merged, notes, err := sandbox.Merge(client, settings, dir, home)
 	if err != nil {
-		return nil, nil, usageError("%v", err)
+		return sandboxed{}, usageError("%v", err)
 	}
 	if len(notes) > 0 {
 		fmt.Fprintf(ios.Err, "agentjq: warning: the client's sandbox settings would weaken the sandbox; dropped: %s\n", strings.Join(notes, ", "))
@@ -76,7 +77,18 @@ func sessionSandbox(ios *iostreams.IO, f SpawnFlags, dir string, chain *approve.
 		ev := w.Line(typ, subtype, line)
 		return ev, stop
 	}
-	return append(rest, "--settings", string(merged)), watch, nil
+	env, done := sandbox.GitExcludes(dir, ios.Getenv)
+	return sandboxed{args: append(rest, "--settings", string(merged)), watch: watch, env: env, done: done}, nil
+}
+
+// sandboxed is what sessionSandbox gives a session: the agent's
+// arguments, the watch of its lines, the variables to add to its
+// environment, and what to remove when it ends.
+type sandboxed struct {
+	args  []string
+	watch func(typ, subtype string, line []byte) ([]any, string)
+	env   []string
+	done  func()
 }
 
 // takeSettings removes every --settings from the agent's arguments and

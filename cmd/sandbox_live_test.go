@@ -53,7 +53,7 @@ func (r liveRun) sandboxEvents() []protocol.Sandboxed {
 func (r liveRun) blockedNamed(kind, what string) bool {
 	for _, e := range r.sandboxEvents() {
 		for _, b := range e.Blocked {
-			if b.Kind == kind && strings.Contains(b.Path+b.Host, what) {
+			if b.Kind == kind && strings.Contains(b.Path+b.Host+b.Text, what) {
 				return true
 			}
 		}
@@ -114,13 +114,13 @@ func TestLiveSandboxHoldsWhatRulesCannotList(t *testing.T) {
 			os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644)
 		}, calls: []string{bashCall("go install -buildvcs=false .")}, target: "~/go/bin/x", kind: "write", what: "go/bin"},
 		{name: "git maintenance register", calls: []string{bashCall("git maintenance register")},
-			target: "~/.gitconfig", kind: "write", what: ".gitconfig"},
+			target: "~/.gitconfig", kind: "write", what: ".git/config"},
 		{name: "push to a bare remote outside the project", setup: func(t *testing.T, dir string) {
 			remote := filepath.Join(filepath.Dir(dir), "remote.git")
 			if out, err := exec.Command("git", "init", "-q", "--bare", remote).CombinedOutput(); err != nil {
 				t.Fatalf("%v %s", err, out)
 			}
-		}, calls: []string{bashCall("git send-pack ../remote.git main")}, target: "../remote.git/refs/heads/main", kind: "write", what: "remote.git"},
+		}, calls: []string{bashCall("git send-pack ../remote.git main")}, target: "../remote.git/refs/heads/main", kind: "write", what: "object directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := spawnLiveIn(t, func(dir string) {

@@ -216,14 +216,15 @@ func sessionOptionsWith(ios *iostreams.IO, f SpawnFlags, agentArgs []string, per
 	if err != nil {
 		return bridge.Options{}, nil, err
 	}
-	var watch func(typ, subtype string, line []byte) ([]any, string)
+	sb := sandboxed{args: agentArgs, done: func() {}}
 	if !f.proxied {
 		// The proxy runs the client's arguments: it turns the sandbox on
 		// over those itself.
-		if agentArgs, watch, err = sessionSandbox(ios, f, dir, chain, agentArgs); err != nil {
+		if sb, err = sessionSandbox(ios, f, dir, chain, agentArgs); err != nil {
 			chain.Close()
 			return bridge.Options{}, nil, err
 		}
+		agentArgs = sb.args
 	}
 	path, args := bridge.Command(profile, bin, runtime.GOOS, bridge.PassFlags{
 		Model: f.Model, PermissionMode: f.PermissionMode,
@@ -234,7 +235,7 @@ func sessionOptionsWith(ios *iostreams.IO, f SpawnFlags, agentArgs []string, per
 	}, agentArgs)
 	opts := bridge.Options{
 		Profile: profile, Path: path, Args: args, Dir: dir,
-		Env:             bridge.ChildEnv(ios.Environ),
+		Env:             append(bridge.ChildEnv(ios.Environ), sb.env...),
 		Echo:            f.Echo,
 		NoEvents:        f.NoEvents,
 		ApprovalTimeout: f.ApprovalTimeout,
@@ -246,7 +247,8 @@ func sessionOptionsWith(ios *iostreams.IO, f SpawnFlags, agentArgs []string, per
 		Gate:            gate,
 		Stderr:          ios.Err,
 		RedactEcho:      echoRedactor(ios),
-		Watch:           watch,
+		Watch:           sb.watch,
+		AtEnd:           []func(){sb.done},
 	}
 	if f.Prompt != "" {
 		opts.Prompt, opts.HasPrompt, opts.Stdin = f.Prompt, true, nil

@@ -213,6 +213,9 @@ func TestWatcherReadsBlockedCalls(t *testing.T) {
 		"cat: .env: Permission denied\n" +
 		"cat: other.txt: Permission denied\n" +
 		"Warning: Couldn't read data from file \"/h/.ssh/id_rsa\", this makes an empty POST.\n" +
+		"/bin/sh: 1: cannot create .claude/settings.local.json: Permission denied\n" +
+		"error: could not lock config file .git/config: File exists\n" +
+		"error: remote unpack failed: unable to create temporary object directory\n" +
 		"<sandbox_violations>\ndeny network-outbound example.com:443 (user denied)\n</sandbox_violations>"
 	res, _ := json.Marshal(map[string]any{"type": "user", "message": map[string]any{"content": []any{
 		map[string]any{"type": "tool_result", "tool_use_id": "t1", "content": text},
@@ -230,7 +233,8 @@ func TestWatcherReadsBlockedCalls(t *testing.T) {
 	for _, b := range sb.Blocked {
 		got = append(got, b.Kind+" "+b.Path+b.Host)
 	}
-	want := []string{"network example.com:443", "write /p/.git/hooks/pre-commit", "write /h/.bashrc", "write /h/go/bin/x", "read /p/.env", "read /h/.ssh/id_rsa"}
+	want := []string{"network example.com:443", "write /p/.git/hooks/pre-commit", "write /h/.bashrc", "write /h/go/bin/x", "read /p/.env", "read /h/.ssh/id_rsa",
+		"write /p/.claude/settings.local.json", "write /p/.git/config", "write "}
 	if !slices.Equal(got, want) {
 		t.Errorf("blocked\n%q\nwant\n%q", got, want)
 	}
@@ -262,5 +266,36 @@ func TestWatcherInit(t *testing.T) {
 	ev := off.Line("system", "init", []byte(`{"type":"system","subtype":"init","sandbox_enabled":false}`))
 	if len(ev) != 1 || ev[0].(protocol.Warning).Code != protocol.WarnSandboxOff {
 		t.Errorf("--no-sandbox: %v, want one sandbox_off warning", ev)
+	}
+}
+
+func TestGitExcludesHideOnlyMissingPlaceholders(t *testing.T) {
+	p := t.TempDir()
+	home := t.TempDir()
+	os.WriteFile(filepath.Join(p, ".gitmodules"), []byte("[submodule]"), 0o644)
+	os.MkdirAll(filepath.Join(home, ".config", "git"), 0o755)
+	os.WriteFile(filepath.Join(home, ".config", "git", "ignore"), []byte("*.swp\n"), 0o644)
+	env := map[string]string{"HOME": home, "GIT_CONFIG_COUNT": "2"}
+	add, remove := GitExcludes(p, func(k string) string { return env[k] })
+	if len(add) != 3 || add[0] != "GIT_CONFIG_KEY_2=core.excludesFile" || add[2] != "GIT_CONFIG_COUNT=3" {
+		t.Fatalf("env %v", add)
+	}
+	file := strings.TrimPrefix(add[1], "GIT_CONFIG_VALUE_2=")
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	for _, want := range []string{"*.swp", "**/.bashrc", "**/.mcp.json", "**/.claude/"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("excludes lack %s:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, ".gitmodules") {
+		t.Errorf("an existing file is hidden:\n%s", text)
+	}
+	remove()
+	if _, err := os.Stat(file); err == nil {
+		t.Errorf("the excludes file outlives the session")
 	}
 }

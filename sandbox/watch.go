@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/agentjq/agentjq/internal/protocol"
+	"github.com/agentjq/agentjq/protect"
 )
 
 // MinVersion is the oldest claude whose sandbox agentjq has checked live:
@@ -33,8 +34,9 @@ type Watcher struct {
 	// sandbox is off, or the agent is older than MinVersion.
 	Unverified func(why string)
 
-	denyRead []string
-	project  string
+	denyRead  []string
+	denyWrite []string
+	project   string
 
 	mu   sync.Mutex
 	bash map[string]bool // ids of the Bash calls seen, until their result
@@ -46,6 +48,7 @@ func NewWatcher(settings map[string]any, project string) *Watcher {
 	w := &Watcher{project: project, bash: map[string]bool{}, Off: settings == nil}
 	if fs, ok := settings["filesystem"].(map[string]any); ok {
 		w.denyRead, _ = strings_(fs["denyRead"])
+		w.denyWrite, _ = strings_(fs["denyWrite"])
 	}
 	return w
 }
@@ -156,7 +159,9 @@ var (
 	violationRE = regexp.MustCompile(`(?m)^deny ([a-z-]+) (\S+)`)
 	// A quoted path: an apostrophe inside a word (couldn't) opens none.
 	quotedRE = regexp.MustCompile(`(?:^|[^\w])'([^'\n]+)'|"([^"\n]+)"|‘([^’\n]+)’|“([^”\n]+)”`)
-	erofsRE  = regexp.MustCompile(`(?i)read-only file system|EROFS`)
+	// erofsRE: a write the sandbox refused, as the error says it: EROFS,
+	// and git's messages for a lock or object directory it could not make.
+	erofsRE  = regexp.MustCompile(`(?i)read-only file system|EROFS|could not lock config file|unable to create temporary object directory`)
 	deniedRE = regexp.MustCompile(`(?i)permission denied|operation not permitted|couldn't read|EACCES|EPERM`)
 	pathRE   = regexp.MustCompile(`(?:^|[\s:(])(/?[\w.~-][\w./~-]*)`)
 )
@@ -197,9 +202,16 @@ func (w *Watcher) Blocked(text string) []protocol.Blocked {
 		case erofsRE.MatchString(l):
 			add(protocol.Blocked{Kind: "write", Path: w.abs(errPath(l)), Text: clip(l)})
 		case deniedRE.MatchString(l):
+			// Refused: a read of a denyRead path, or a write to a file
+			// the sandbox holds (claude's own settings, a control file).
 			for _, p := range candidates(l) {
-				if abs := w.abs(p); within(abs, w.denyRead) {
+				abs := w.abs(p)
+				if within(abs, w.denyRead) {
 					add(protocol.Blocked{Kind: "read", Path: abs, Text: clip(l)})
+					break
+				}
+				if within(abs, w.denyWrite) || protect.Root(abs, "") != "" {
+					add(protocol.Blocked{Kind: "write", Path: abs, Text: clip(l)})
 					break
 				}
 			}
@@ -214,8 +226,14 @@ func errPath(l string) string {
 	if m := quotedRE.FindStringSubmatch(l); m != nil {
 		return quoted(m)
 	}
-	if c := candidates(erofsRE.Split(l, 2)[0]); len(c) > 0 {
+	parts := erofsRE.Split(l, 2)
+	if c := candidates(parts[0]); len(c) > 0 {
 		return c[len(c)-1]
+	}
+	if len(parts) > 1 {
+		if c := candidates(parts[1]); len(c) > 0 {
+			return c[0]
+		}
 	}
 	return ""
 }
