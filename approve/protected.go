@@ -29,6 +29,9 @@ func protectRewrite(rs *RuleSet, req *Request, v Verdict, shell []string, home s
 	}
 	r := *req
 	r.Input = v.UpdatedInput
+	if unsandboxed(r.ToolName, r.Input) {
+		return Verdict{Behavior: protocol.Deny, Source: protocol.ByRules, Rule: unsandboxedRule, Message: unsandboxedMessage}, req
+	}
 	if rs == nil {
 		rs = NewRuleSet(nil, home)
 	}
