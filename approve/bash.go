@@ -16,8 +16,10 @@ import (
 // becomes an unknown part, which no allow rule can allow and every deny
 // rule matches. What it does understand becomes the simple commands the
 // command would run (across &&, ||, ;, |, $( ), subshells, functions and
-// control structures) and the files it writes, each resolved against the
-// directory the shell would be in at that point.
+// control structures), each judged by the Bash rules alone: what a command
+// writes, reads or reaches on the network is held by the sandbox every
+// Bash command runs in, not found here. Where the shell ends up (cd) is
+// followed for the file tools' relative paths (shellCwd).
 
 // shWord is one word of a simple command after quote removal.
 type shWord struct {
@@ -55,24 +57,11 @@ type shPart struct {
 	// allow it; every deny rule might match it. reason says why.
 	unknown bool
 	reason  string
-	// inert: a command that runs nothing and writes nothing (cd to a
-	// readable directory, set -e, read into a plain variable): deny and ask
-	// rules still see it, but it needs no allow.
+	// inert: a command that runs nothing (cd, set -e, read into a plain
+	// variable): deny and ask rules still see it, but it needs no allow.
 	inert bool
-	// write is set for a file the command writes (a redirection, tee, cp's
-	// target, curl -o...). writePath is resolved against each of dirs.
-	write bool
-	read  bool // an input redirection: the file at writePath is read
-	// linkOwn: the write is the link a link-making command (ln, cp -s)
-	// creates. Any other path in such a command may run through that
-	// link, which does not exist yet when the command is judged.
-	linkOwn   bool
-	writePath shWord
-	dirs      dirSet
-	src       string // for messages
+	src   string // for messages
 }
-
-// String renders the part for messages and traces.
 
 // dirSet is where the shell may be when a part runs, relative to the
 // directory the command starts in: "" is that directory, other entries are
@@ -130,18 +119,6 @@ func (d dirSet) cd(arg string) dirSet {
 	return dirSet{}.union(out)
 }
 
-// joinPath joins a file path to the directory the shell is in, keeping
-// every .. as written: the kernel resolves a .. after a symlink from where
-// the link leads (src/to-out/../x is beside the link's target), so only
-// the readings of the target (resolveTargetFrom) may clean it.
-func joinPath(base, arg string) string {
-	switch {
-	case strings.HasPrefix(arg, "/"), arg == "~", strings.HasPrefix(arg, "~/"), base == "":
-		return arg
-	}
-	return base + "/" + arg
-}
-
 // joinDir is where cd arg leads: cd without -P cleans .. lexically, as
 // bash's logical cd does.
 func joinDir(base, arg string) string {
@@ -159,25 +136,6 @@ type bashAnalysis struct {
 	parts []shPart
 	// end is where the shell may be when the command ends.
 	end dirSet
-	// links: the command makes links, so its other paths (and where cd
-	// leads) cannot be resolved before it runs.
-	links bool
-}
-
-// makesLinks reports a command that creates symbolic or hard links.
-func makesLinks(words []shWord) bool {
-	switch systemBin(cmdName(words[0])) {
-	case "ln", "link", "symlink":
-		return true
-	case "cp":
-		for _, a := range words[1:] {
-			if a.uncertain() || a.text == "--symbolic-link" || a.text == "--link" ||
-				strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "--") && strings.ContainsAny(a.text, "sl") {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 var parserPool = sync.Pool{New: func() any {
@@ -203,13 +161,7 @@ func analyzeBash(cmd string) (*bashAnalysis, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &bashAnalysis{parts: w.parts, end: end}
-	for _, p := range a.parts {
-		if p.linkOwn {
-			a.links = true
-		}
-	}
-	return a, nil
+	return &bashAnalysis{parts: w.parts, end: end}, nil
 }
 
 // walker collects the parts of one command.
@@ -567,41 +519,6 @@ func (w *walker) redirect(r *syntax.Redirect, at dirSet) {
 	}
 	w.word(r.Word, at)
 	w.word(r.Hdoc, at)
-	if t, ok := redirectWrite(r); ok {
-		if !t.uncertain() && strings.HasPrefix(t.text, "!") {
-			// zsh's >! and >>! (claude's shell when it is the user's)
-			// write the word after the !, which bash reads as a file named !.
-			w.unknown(r, "zsh's >! writes a file named after the !")
-			return
-		}
-		w.parts = append(w.parts, shPart{write: true, writePath: t, dirs: at, src: source(w.src, r)})
-	}
-	if t, ok := redirectRead(r); ok {
-		w.parts = append(w.parts, shPart{read: true, writePath: t, dirs: at, src: source(w.src, r)})
-	}
-}
-
-// redirectRead reports the file an input redirection reads (< f, <> f,
-// $(< f)): judged by the Read rules like a Read of the file.
-func redirectRead(r *syntax.Redirect) (shWord, bool) {
-	switch r.Op {
-	case syntax.RdrIn, syntax.RdrInOut:
-	case syntax.DplIn:
-		w := wordOf(r.Word)
-		if !w.uncertain() && (w.text == "-" || isDigits(strings.TrimSuffix(w.text, "-"))) {
-			return shWord{}, false
-		}
-	default:
-		return shWord{}, false
-	}
-	if r.Word == nil {
-		return shWord{}, false
-	}
-	w := wordOf(r.Word)
-	if !w.uncertain() && (harmlessDevice(w.text) || w.text == "/dev/stdin" || w.text == "/dev/zero" || w.text == "/dev/urandom" || w.text == "/dev/random") {
-		return shWord{}, false
-	}
-	return w, true
 }
 
 func source(cmd string, n syntax.Node) string {
@@ -610,38 +527,6 @@ func source(cmd string, n syntax.Node) string {
 		return cmd[s:e]
 	}
 	return ""
-}
-
-// redirectWrite reports the target of a redirection that writes a file.
-func redirectWrite(r *syntax.Redirect) (shWord, bool) {
-	switch r.Op {
-	case syntax.RdrOut, syntax.AppOut, syntax.RdrInOut, syntax.RdrClob, syntax.AppClob,
-		syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob:
-	case syntax.DplOut:
-		// >&2 and >&- duplicate descriptors; >&file writes the file.
-		w := wordOf(r.Word)
-		if !w.uncertain() && (w.text == "-" || isDigits(strings.TrimSuffix(w.text, "-"))) {
-			return shWord{}, false
-		}
-	default:
-		return shWord{}, false
-	}
-	if r.Word == nil {
-		return shWord{}, false
-	}
-	w := wordOf(r.Word)
-	if !w.uncertain() && harmlessDevice(w.text) {
-		return shWord{}, false
-	}
-	return w, true
-}
-
-func harmlessDevice(p string) bool {
-	switch p {
-	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty":
-		return true
-	}
-	return strings.HasPrefix(p, "/dev/fd/") && isDigits(p[len("/dev/fd/"):])
 }
 
 func isDigits(s string) bool {
@@ -932,13 +817,6 @@ func (w *walker) call(c *syntax.CallExpr, at dirSet) flow {
 		next = b.next
 	}
 	w.parts = append(w.parts, part)
-	link := makesLinks(inner)
-	for _, t := range u.writes {
-		if !t.uncertain() && harmlessDevice(t.text) {
-			continue // curl -o /dev/null, tee /dev/stderr
-		}
-		w.parts = append(w.parts, shPart{write: true, writePath: t, dirs: at, src: text, linkOwn: link})
-	}
 	if w.spawned(inner, text, innerAt) {
 		return same(dirSet{unknown: true})
 	}
@@ -1248,10 +1126,6 @@ func (w *walker) nested(words []shWord, src string, at dirSet) {
 		return
 	}
 	w.parts = append(w.parts, shPart{forms: u.forms, seen: u.seen, code: u.code, src: src})
-	link := makesLinks(u.forms[len(u.forms)-1].words)
-	for _, t := range u.writes {
-		w.parts = append(w.parts, shPart{write: true, writePath: t, dirs: at, src: src, linkOwn: link})
-	}
 	inner := u.forms[len(u.forms)-1].words
 	if u.chdir {
 		at = dirSet{unknown: true}

@@ -340,7 +340,7 @@ func keyInputLines(req *Request) []string {
 func (p *Prompter) addSession(req *Request) []string {
 	var texts []string
 	if req.ToolName == "Bash" {
-		for _, u := range bashUnits(commandOf(req), req.Cwd, p.home) {
+		for _, u := range bashUnits(commandOf(req)) {
 			if u.bareBash {
 				continue
 			}
