@@ -854,33 +854,7 @@ func (w *walker) builtin(words []shWord, at dirSet, wrapped bool) builtinResult 
 	}
 	switch name {
 	case "cd", "pushd":
-		var dir []shWord
-		for _, a := range args {
-			if a.uncertain() || !strings.HasPrefix(a.text, "-") || a.text == "-" {
-				dir = append(dir, a)
-				continue
-			}
-			if a.text == "--" || a.text == "-L" {
-				continue
-			}
-			if a.text == "-P" {
-				// A physical cd resolves links first: its .. is not the
-				// lexical one followed here.
-				return builtinResult{inert: true, next: same(dirSet{unknown: true})}
-			}
-			return builtinResult{reason: name + " " + a.text + " is not modelled"}
-		}
-		switch {
-		case wrapped || len(dir) > 1 || (len(dir) == 1 && (dir[0].uncertain() || dir[0].text == "-" || strings.HasPrefix(dir[0].text, "~") && !strings.HasPrefix(dir[0].text, "~/") && dir[0].text != "~")):
-			return builtinResult{inert: true, next: same(dirSet{unknown: true})}
-		case len(dir) == 0:
-			if name == "pushd" {
-				return builtinResult{inert: true, next: same(dirSet{unknown: true})}
-			}
-			return builtinResult{inert: true, next: flow{at.cd("~"), at.union(at.cd("~"))}}
-		}
-		to := at.cd(dir[0].text)
-		return builtinResult{inert: true, next: flow{to, at.union(to)}}
+		return cdBuiltin(name, args, at, wrapped)
 	case "set":
 		if !static || !safeSet(args) {
 			return builtinResult{reason: "set with these options changes how later commands run"}
@@ -898,29 +872,10 @@ func (w *walker) builtin(words []shWord, at dirSet, wrapped bool) builtinResult 
 	case "read":
 		return w.readBuiltin(args, at)
 	case "unset":
-		for _, a := range args {
-			if a.uncertain() || a.text == "-n" {
-				return builtinResult{reason: "unset of a name chosen at run time"}
-			}
-			if a.text == "-v" || a.text == "-f" {
-				continue
-			}
-			if !w.inertName(a.text, false) {
-				return builtinResult{reason: "unsetting " + a.text + " changes what later commands do"}
-			}
-		}
-		return builtinResult{inert: true, next: same(at)}
+		return w.unsetBuiltin(args, at)
 	case "printf":
-		for _, a := range args {
-			if a.uncertain() {
-				return builtinResult{reason: "printf's options are chosen at run time (-v assigns, evaluating a subscript)"}
-			}
-			if a.text == "--" || !strings.HasPrefix(a.text, "-") {
-				break
-			}
-			if strings.Contains(a.text, "v") {
-				return builtinResult{reason: "printf -v assigns a variable, evaluating its subscript"}
-			}
+		if why := printfAssigns(args); why != "" {
+			return builtinResult{reason: why}
 		}
 	case "test", "[":
 		for _, a := range args {
@@ -933,6 +888,69 @@ func (w *walker) builtin(words []shWord, at dirSet, wrapped bool) builtinResult 
 		return builtinResult{reason: name + " changes the shell or runs text as code"}
 	}
 	return builtinResult{next: same(at)}
+}
+
+// cdBuiltin follows cd and pushd: where they lead, or unknown.
+func cdBuiltin(name string, args []shWord, at dirSet, wrapped bool) builtinResult {
+	var dir []shWord
+	for _, a := range args {
+		if a.uncertain() || !strings.HasPrefix(a.text, "-") || a.text == "-" {
+			dir = append(dir, a)
+			continue
+		}
+		if a.text == "--" || a.text == "-L" {
+			continue
+		}
+		if a.text == "-P" {
+			// A physical cd resolves links first: its .. is not the
+			// lexical one followed here.
+			return builtinResult{inert: true, next: same(dirSet{unknown: true})}
+		}
+		return builtinResult{reason: name + " " + a.text + " is not modelled"}
+	}
+	switch {
+	case wrapped || len(dir) > 1 || (len(dir) == 1 && (dir[0].uncertain() || dir[0].text == "-" || strings.HasPrefix(dir[0].text, "~") && !strings.HasPrefix(dir[0].text, "~/") && dir[0].text != "~")):
+		return builtinResult{inert: true, next: same(dirSet{unknown: true})}
+	case len(dir) == 0:
+		if name == "pushd" {
+			return builtinResult{inert: true, next: same(dirSet{unknown: true})}
+		}
+		return builtinResult{inert: true, next: flow{at.cd("~"), at.union(at.cd("~"))}}
+	}
+	to := at.cd(dir[0].text)
+	return builtinResult{inert: true, next: flow{to, at.union(to)}}
+}
+
+// unsetBuiltin accepts unset of the shell's own plain variables.
+func (w *walker) unsetBuiltin(args []shWord, at dirSet) builtinResult {
+	for _, a := range args {
+		if a.uncertain() || a.text == "-n" {
+			return builtinResult{reason: "unset of a name chosen at run time"}
+		}
+		if a.text == "-v" || a.text == "-f" {
+			continue
+		}
+		if !w.inertName(a.text, false) {
+			return builtinResult{reason: "unsetting " + a.text + " changes what later commands do"}
+		}
+	}
+	return builtinResult{inert: true, next: same(at)}
+}
+
+// printfAssigns reports why printf's options may assign a variable, or "".
+func printfAssigns(args []shWord) string {
+	for _, a := range args {
+		if a.uncertain() {
+			return "printf's options are chosen at run time (-v assigns, evaluating a subscript)"
+		}
+		if a.text == "--" || !strings.HasPrefix(a.text, "-") {
+			return ""
+		}
+		if strings.Contains(a.text, "v") {
+			return "printf -v assigns a variable, evaluating its subscript"
+		}
+	}
+	return ""
 }
 
 // safeSet accepts set -e/-u/-x/-o pipefail and set -- (positional

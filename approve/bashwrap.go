@@ -215,122 +215,50 @@ func unwrap(words []shWord) unwrapped {
 }
 
 type wrapStep struct {
+	name    string
 	guarded bool
 	chdir   bool
 	lookup  bool
 	reason  string
 }
 
+func (st *wrapStep) fail(why string) bool {
+	st.reason = st.name + ": " + why
+	return false
+}
+
+func (st *wrapStep) apply(kind byte, opt string) bool {
+	switch kind {
+	case optGuard, optGuardV:
+		st.guarded = true
+	case optChdir:
+		st.chdir, st.guarded = true, true
+	case optUnknown:
+		return st.fail("option " + opt + " is not modelled")
+	case optLookup:
+		st.lookup = true
+	}
+	return true
+}
+
+func takesValue(kind byte) bool {
+	return kind == optValue || kind == optWrite || kind == optGuardV || kind == optChdir
+}
+
 // read parses a wrapper's options and returns the command it runs.
 func (spec wrapperSpec) read(name string, words []shWord) ([]shWord, wrapStep) {
-	var st wrapStep
-	fail := func(why string) ([]shWord, wrapStep) {
-		st.reason = name + ": " + why
+	st := wrapStep{name: name}
+	i, ok := spec.options(&st, words)
+	if !ok {
 		return nil, st
-	}
-	apply := func(kind byte, opt string) bool {
-		switch kind {
-		case optGuard, optGuardV:
-			st.guarded = true
-		case optChdir:
-			st.chdir, st.guarded = true, true
-		case optUnknown:
-			st.reason = name + ": option " + opt + " is not modelled"
-			return false
-		case optLookup:
-			st.lookup = true
-		}
-		return true
-	}
-	i := 1
-	for i < len(words) {
-		w := words[i]
-		if w.uncertain() {
-			return fail("an option chosen at run time")
-		}
-		t := w.text
-		if t == "--" {
-			i++
-			break
-		}
-		if spec.assigns && !strings.HasPrefix(t, "-") && strings.Contains(t, "=") {
-			if n := t[:strings.IndexByte(t, '=')]; !isSafeEnv(n) {
-				st.guarded = true
-			}
-			i++
-			continue
-		}
-		if t == "-" {
-			if name != "env" {
-				return fail("a lone - is not modelled")
-			}
-			st.guarded = true // env - is env -i
-			i++
-			continue
-		}
-		if !strings.HasPrefix(t, "-") {
-			break
-		}
-		if spec.digitOpt && isDigits(t[1:]) {
-			i++
-			continue
-		}
-		i++
-		if strings.HasPrefix(t, "--") {
-			opt, _, hasVal := strings.Cut(t, "=")
-			kind, ok := spec.opts[opt]
-			if !ok {
-				return fail("option " + opt + " is not modelled")
-			}
-			takes := kind == optValue || kind == optWrite || kind == optGuardV || kind == optChdir
-			if takes && !hasVal {
-				if i >= len(words) {
-					return fail("option " + opt + " without its value")
-				}
-				i++
-			} else if hasVal && !takes && opt != "--preserve-env" {
-				return fail("option " + opt + " takes no value")
-			}
-			if !apply(kind, opt) {
-				return nil, st
-			}
-			continue
-		}
-		// Short options, possibly bundled: -fq, -n5, -ofile.
-		for j := 1; j < len(t); j++ {
-			opt := "-" + t[j:j+1]
-			if kind, ok := spec.opts["-"+t[1:]]; ok && j == 1 && len(t) > 2 && kind == optFlag {
-				break // a multi-letter flag such as strace -ff
-			}
-			kind, ok := spec.opts[opt]
-			if !ok {
-				return fail("option " + opt + " is not modelled")
-			}
-			takes := kind == optValue || kind == optWrite || kind == optGuardV || kind == optChdir
-			if !takes {
-				if !apply(kind, opt) {
-					return nil, st
-				}
-				continue
-			}
-			if j+1 >= len(t) {
-				if i >= len(words) {
-					return fail("option " + opt + " without its value")
-				}
-				i++
-			}
-			if !apply(kind, opt) {
-				return nil, st
-			}
-			break
-		}
 	}
 	if st.lookup {
 		return nil, st
 	}
 	for range spec.operands {
 		if i >= len(words) || words[i].uncertain() {
-			return fail("an operand chosen at run time")
+			st.fail("an operand chosen at run time")
+			return nil, st
 		}
 		i++
 	}
@@ -345,7 +273,8 @@ func (spec wrapperSpec) read(name string, words []shWord) ([]shWord, wrapStep) {
 	}
 	if spec.fileOperand {
 		if i >= len(words) {
-			return fail("no file operand")
+			st.fail("no file operand")
+			return nil, st
 		}
 		i++
 	}
@@ -353,6 +282,91 @@ func (spec wrapperSpec) read(name string, words []shWord) ([]shWord, wrapStep) {
 		return nil, st
 	}
 	return words[i:], st
+}
+
+// options reads a wrapper's options; it returns where they end.
+func (spec wrapperSpec) options(st *wrapStep, words []shWord) (int, bool) {
+	i := 1
+	for i < len(words) {
+		if words[i].uncertain() {
+			return 0, st.fail("an option chosen at run time")
+		}
+		t := words[i].text
+		ok := true
+		switch {
+		case t == "--":
+			return i + 1, true
+		case spec.assigns && !strings.HasPrefix(t, "-") && strings.Contains(t, "="):
+			if n := t[:strings.IndexByte(t, '=')]; !isSafeEnv(n) {
+				st.guarded = true
+			}
+			i++
+		case t == "-":
+			if st.name != "env" {
+				return 0, st.fail("a lone - is not modelled")
+			}
+			st.guarded = true // env - is env -i
+			i++
+		case !strings.HasPrefix(t, "-"):
+			return i, true
+		case spec.digitOpt && isDigits(t[1:]):
+			i++
+		case strings.HasPrefix(t, "--"):
+			i, ok = spec.long(st, t, words, i+1)
+		default:
+			i, ok = spec.short(st, t, words, i+1)
+		}
+		if !ok {
+			return 0, false
+		}
+	}
+	return i, true
+}
+
+// long reads --opt or --opt=value; i is the word after it.
+func (spec wrapperSpec) long(st *wrapStep, t string, words []shWord, i int) (int, bool) {
+	opt, _, hasVal := strings.Cut(t, "=")
+	kind, ok := spec.opts[opt]
+	if !ok {
+		return 0, st.fail("option " + opt + " is not modelled")
+	}
+	if takesValue(kind) && !hasVal {
+		if i >= len(words) {
+			return 0, st.fail("option " + opt + " without its value")
+		}
+		i++
+	} else if hasVal && !takesValue(kind) && opt != "--preserve-env" {
+		return 0, st.fail("option " + opt + " takes no value")
+	}
+	return i, st.apply(kind, opt)
+}
+
+// short reads short options, possibly bundled: -fq, -n5, -ofile.
+func (spec wrapperSpec) short(st *wrapStep, t string, words []shWord, i int) (int, bool) {
+	if kind, ok := spec.opts[t]; ok && len(t) > 2 && kind == optFlag {
+		return i, true // a multi-letter flag such as strace -ff
+	}
+	for j := 1; j < len(t); j++ {
+		opt := "-" + t[j:j+1]
+		kind, ok := spec.opts[opt]
+		if !ok {
+			return 0, st.fail("option " + opt + " is not modelled")
+		}
+		if !st.apply(kind, opt) {
+			return 0, false
+		}
+		if !takesValue(kind) {
+			continue
+		}
+		if j+1 >= len(t) {
+			if i >= len(words) {
+				return 0, st.fail("option " + opt + " without its value")
+			}
+			i++
+		}
+		break
+	}
+	return i, true
 }
 
 // watchCommand finds where watch's command starts; exec reports -x (the
