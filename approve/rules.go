@@ -59,6 +59,7 @@ type toolInput struct {
 	NotebookPath string     `json:"notebook_path"`
 	Path         string     `json:"path"`
 	URL          string     `json:"url"`
+	Host         string     `json:"host"` // SandboxNetworkAccess
 	Questions    []question `json:"questions"`
 }
 
@@ -232,6 +233,12 @@ func (rs *RuleSet) units(req *Request, shell []string) ([]*unit, toolInput) {
 			u.host = ""
 		}
 		u.text = "WebFetch " + in.URL
+	case tool == "SandboxNetworkAccess":
+		u.host = networkHost(in.Host)
+		if bad != "" {
+			u.host = ""
+		}
+		u.text = "SandboxNetworkAccess " + in.Host
 	case strings.HasPrefix(tool, "mcp__"):
 		var srv struct {
 			Name string `json:"name"`
@@ -472,7 +479,7 @@ func suggest(u *unit, cwd string) string {
 			return tool + "(" + rel + ")"
 		}
 		return tool + "(/" + abs + ")"
-	case u.tool == "WebFetch" && u.host != "":
+	case (u.tool == "WebFetch" || u.tool == "SandboxNetworkAccess") && u.host != "":
 		return "WebFetch(domain:" + u.host + ")"
 	case u.specKnown:
 		return u.tool + "(" + u.specValue + ")"
