@@ -281,7 +281,7 @@ func (w *walker) command(c syntax.Command, at dirSet) flow {
 		}
 		return same(end)
 	case *syntax.WhileClause:
-		return same(w.loop(c, at, func(at dirSet) dirSet {
+		return same(w.loop(at, func(at dirSet) dirSet {
 			cond := w.stmtsFlow(c.Cond, at)
 			return cond.any.union(w.stmts(c.Do, cond.any))
 		}))
@@ -309,7 +309,7 @@ func (w *walker) command(c syntax.Command, at dirSet) flow {
 			w.unknown(c, "a loop agentjq does not model")
 			return same(at)
 		}
-		return same(w.loop(c, at, func(at dirSet) dirSet { return at.union(w.stmts(c.Do, at)) }))
+		return same(w.loop(at, func(at dirSet) dirSet { return at.union(w.stmts(c.Do, at)) }))
 	case *syntax.CaseClause:
 		w.word(c.Word, at)
 		end := at
@@ -323,17 +323,9 @@ func (w *walker) command(c syntax.Command, at dirSet) flow {
 	case *syntax.FuncDecl:
 		// Calling the function is a command of its own name that a rule
 		// must allow; its body's parts are judged here. Where the shell
-		// is after a call cannot be followed.
-		// The body runs wherever the shell is when it is called, so its
-		// relative writes are judged with the directory unknown.
-		if c.Body != nil {
-			n := len(w.parts)
-			moves := !w.stmt(c.Body, at).any.equal(at)
-			w.parts = w.parts[:n]
-			w.stmt(c.Body, dirSet{unknown: true})
-			if moves {
-				return same(dirSet{unknown: true})
-			}
+		// is after a call of a body that moves it cannot be followed.
+		if c.Body != nil && !w.stmt(c.Body, at).any.equal(at) {
+			return same(dirSet{unknown: true})
 		}
 		return same(at)
 	case *syntax.ArithmCmd:
@@ -358,15 +350,11 @@ func (w *walker) command(c syntax.Command, at dirSet) flow {
 }
 
 // loop walks a loop body; if it moves the shell, each pass may start
-// elsewhere, so the body is judged again with the directory unknown.
-func (w *walker) loop(n syntax.Node, at dirSet, body func(dirSet) dirSet) dirSet {
-	mark := len(w.parts)
-	end := body(at)
-	if end.equal(at) {
+// elsewhere, so where the shell ends is unknown.
+func (w *walker) loop(at dirSet, body func(dirSet) dirSet) dirSet {
+	if body(at).equal(at) {
 		return at
 	}
-	w.parts = w.parts[:mark]
-	body(dirSet{unknown: true})
 	return dirSet{unknown: true}
 }
 
