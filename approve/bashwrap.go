@@ -13,7 +13,6 @@ import (
 const (
 	optFlag    = 'n' // no value
 	optValue   = 'v' // takes a value
-	optWrite   = 'w' // takes a file (the sandbox holds what it writes)
 	optGuard   = 'g' // no value; changes what the inner command may do
 	optGuardV  = 'G' // a value; changes what the inner command may do
 	optChdir   = 'c' // a directory the inner command runs in
@@ -57,9 +56,8 @@ var wrappers = map[string]wrapperSpec{
 	"ionice":  {opts: opts("v:-c -n --class --classdata", "n:-t --ignore", "u:-p -P -u --pid --pgid --uid")},
 	"nohup":   {opts: opts()},
 	"timeout": {operands: 1, opts: opts("v:-s -k --signal --kill-after", "n:--preserve-status --foreground -v --verbose")},
-	"time": {opts: opts("n:-p -v -q -a --verbose --quiet --portability --append", "v:-f --format",
-		"w:-o --output")},
-	"stdbuf": {opts: opts("v:-i -o -e --input --output --error")},
+	"time":    {opts: opts("n:-p -v -q -a --verbose --quiet --portability --append", "v:-f --format -o --output")},
+	"stdbuf":  {opts: opts("v:-i -o -e --input --output --error")},
 	"sudo": {guarded: true, assigns: true, opts: opts(
 		"v:-u -g -C -h -p -r -t -T -U --user --group --close-from --host --prompt --role --type --command-timeout --other-user",
 		"n:-A -b -E -H -n -P -S -k -N --askpass --background --preserve-env --set-home --non-interactive --stdin --reset-timestamp --no-update --preserve-groups",
@@ -72,8 +70,7 @@ var wrappers = map[string]wrapperSpec{
 		"v:-T -P -D --sched-runtime --sched-period --sched-deadline", "u:-m -p --max --pid")},
 	"strace": {opts: opts(
 		"n:-f -ff -F -c -C -q -qq -qqq -t -tt -ttt -T -v -y -yy -k -r -x -xx -w -Z -z -i -n -d -D -DD -DDD --follow-forks --summary-only --summary",
-		"v:-e -s -a -O -S -P -I -X -b --string-limit --columns --trace --signal --status --trace-path",
-		"w:-o --output",
+		"v:-e -s -a -O -S -P -I -X -b -o --string-limit --columns --trace --signal --status --trace-path --output",
 		"G:-E -u --env --user",
 		"u:-p --attach")},
 	"watch":       {}, // read by watchCommand
@@ -242,7 +239,7 @@ func (st *wrapStep) apply(kind byte, opt string) bool {
 }
 
 func takesValue(kind byte) bool {
-	return kind == optValue || kind == optWrite || kind == optGuardV || kind == optChdir
+	return kind == optValue || kind == optGuardV || kind == optChdir
 }
 
 // read parses a wrapper's options and returns the command it runs.
