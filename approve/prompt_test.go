@@ -369,3 +369,23 @@ func TestPromptLeadsWithKeyInput(t *testing.T) {
 		t.Errorf("Task: %q, want %q", got, want)
 	}
 }
+
+// "always" to the sandbox's network request allows that host for the
+// session, not every host.
+func TestPromptAlwaysNetworkHost(t *testing.T) {
+	p := NewPrompter(newFakeTTY(t), "/home/u")
+	req := &Request{CanUseTool: protocol.CanUseTool{ToolName: "SandboxNetworkAccess", Input: json.RawMessage(`{"host":"Example.COM"}`)}}
+	if got := p.addSession(req); len(got) != 1 || got[0] != "SandboxNetworkAccess(domain:example.com)" {
+		t.Fatalf("session rules %q", got)
+	}
+	for host, want := range map[string]string{"example.com": protocol.Allow, "other.org": ""} {
+		in, _ := json.Marshal(map[string]string{"host": host})
+		r := &Request{CanUseTool: protocol.CanUseTool{ToolName: "SandboxNetworkAccess", Input: in}}
+		if v := p.session.decide(r); v.Behavior != want {
+			t.Errorf("%s: %q, want %q", host, v.Behavior, want)
+		}
+	}
+	if got := p.addSession(&Request{CanUseTool: protocol.CanUseTool{ToolName: "SandboxNetworkAccess", Input: json.RawMessage(`{"host":"a:1"}`)}}); len(got) != 0 {
+		t.Errorf("an unreadable host: session rules %q", got)
+	}
+}
