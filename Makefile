@@ -16,6 +16,12 @@ STATICCHECK_VERSION ?= v0.8.2
 STATICCHECK_DIR     ?= $(HOME)/.cache/agentjq/staticcheck-$(STATICCHECK_VERSION)
 STATICCHECK          = $(STATICCHECK_DIR)/staticcheck
 
+# The pinned gocyclo of make lint: no function above complexity 40.
+GOCYCLO_VERSION ?= v0.6.0
+GOCYCLO_DIR     ?= $(HOME)/.cache/agentjq/gocyclo-$(GOCYCLO_VERSION)
+GOCYCLO          = $(GOCYCLO_DIR)/gocyclo
+GOCYCLO_OVER    ?= 40
+
 # The claude CLI versions agentjq is checked against: internal/protocol/cli-versions.txt
 # is their one list (protocol embeds it too). make claude installs each from
 # npm into $(HOME)/.cache/agentjq/claude-VERSION; make test runs the live
@@ -26,7 +32,7 @@ CLAUDE_VERSION  ?= $(lastword $(CLAUDE_VERSIONS))
 claude_bin       = $(HOME)/.cache/agentjq/claude-$(1)/node_modules/.bin/claude
 CLAUDE_BIN       = $(call claude_bin,$(CLAUDE_VERSION))
 
-.PHONY: node-clients all build install test test-short lint staticcheck fuzz bench man protocol fixtures claude cli-schema cli-drift clean
+.PHONY: node-clients all build install test test-short lint staticcheck gocyclo fuzz bench man protocol fixtures claude cli-schema cli-drift clean
 
 all: build
 
@@ -85,16 +91,22 @@ $(HOME)/.cache/agentjq/claude-%/node_modules/.bin/claude:
 
 # go.mod tidy, gofmt, vet and the pinned staticcheck, which the Makefile
 # installs into a cache as it does the CLI (go install with GOBIN set).
-lint: staticcheck
+lint: staticcheck gocyclo
 	$(GO) mod tidy -diff
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo 'gofmt: files above need formatting'; exit 1; }
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
+	@out="$$($(GOCYCLO) -over $(GOCYCLO_OVER) -ignore '_test.go' .)"; test -z "$$out" || { echo "$$out"; echo 'gocyclo: the functions above are over complexity $(GOCYCLO_OVER): split them'; exit 1; }
 
 staticcheck: $(STATICCHECK)
 
 $(STATICCHECK):
 	GOBIN=$(STATICCHECK_DIR) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+gocyclo: $(GOCYCLO)
+
+$(GOCYCLO):
+	GOBIN=$(GOCYCLO_DIR) $(GO) install github.com/fzipp/gocyclo/cmd/gocyclo@$(GOCYCLO_VERSION)
 
 # Every fuzz target (go test -list '^Fuzz' per package) for FUZZTIME each;
 # the first crash fails the run.

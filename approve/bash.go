@@ -16,8 +16,10 @@ import (
 // becomes an unknown part, which no allow rule can allow and every deny
 // rule matches. What it does understand becomes the simple commands the
 // command would run (across &&, ||, ;, |, $( ), subshells, functions and
-// control structures) and the files it writes, each resolved against the
-// directory the shell would be in at that point.
+// control structures), each judged by the Bash rules alone: what a command
+// writes, reads or reaches on the network is held by the sandbox every
+// Bash command runs in, not found here. Where the shell ends up (cd) is
+// followed for the file tools' relative paths (shellCwd).
 
 // shWord is one word of a simple command after quote removal.
 type shWord struct {
@@ -55,24 +57,11 @@ type shPart struct {
 	// allow it; every deny rule might match it. reason says why.
 	unknown bool
 	reason  string
-	// inert: a command that runs nothing and writes nothing (cd to a
-	// readable directory, set -e, read into a plain variable): deny and ask
-	// rules still see it, but it needs no allow.
+	// inert: a command that runs nothing (cd, set -e, read into a plain
+	// variable): deny and ask rules still see it, but it needs no allow.
 	inert bool
-	// write is set for a file the command writes (a redirection, tee, cp's
-	// target, curl -o...). writePath is resolved against each of dirs.
-	write bool
-	read  bool // an input redirection: the file at writePath is read
-	// linkOwn: the write is the link a link-making command (ln, cp -s)
-	// creates. Any other path in such a command may run through that
-	// link, which does not exist yet when the command is judged.
-	linkOwn   bool
-	writePath shWord
-	dirs      dirSet
-	src       string // for messages
+	src   string // for messages
 }
-
-// String renders the part for messages and traces.
 
 // dirSet is where the shell may be when a part runs, relative to the
 // directory the command starts in: "" is that directory, other entries are
@@ -130,18 +119,6 @@ func (d dirSet) cd(arg string) dirSet {
 	return dirSet{}.union(out)
 }
 
-// joinPath joins a file path to the directory the shell is in, keeping
-// every .. as written: the kernel resolves a .. after a symlink from where
-// the link leads (src/to-out/../x is beside the link's target), so only
-// the readings of the target (resolveTargetFrom) may clean it.
-func joinPath(base, arg string) string {
-	switch {
-	case strings.HasPrefix(arg, "/"), arg == "~", strings.HasPrefix(arg, "~/"), base == "":
-		return arg
-	}
-	return base + "/" + arg
-}
-
 // joinDir is where cd arg leads: cd without -P cleans .. lexically, as
 // bash's logical cd does.
 func joinDir(base, arg string) string {
@@ -159,25 +136,6 @@ type bashAnalysis struct {
 	parts []shPart
 	// end is where the shell may be when the command ends.
 	end dirSet
-	// links: the command makes links, so its other paths (and where cd
-	// leads) cannot be resolved before it runs.
-	links bool
-}
-
-// makesLinks reports a command that creates symbolic or hard links.
-func makesLinks(words []shWord) bool {
-	switch systemBin(cmdName(words[0])) {
-	case "ln", "link", "symlink":
-		return true
-	case "cp":
-		for _, a := range words[1:] {
-			if a.uncertain() || a.text == "--symbolic-link" || a.text == "--link" ||
-				strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "--") && strings.ContainsAny(a.text, "sl") {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 var parserPool = sync.Pool{New: func() any {
@@ -203,13 +161,7 @@ func analyzeBash(cmd string) (*bashAnalysis, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &bashAnalysis{parts: w.parts, end: end}
-	for _, p := range a.parts {
-		if p.linkOwn {
-			a.links = true
-		}
-	}
-	return a, nil
+	return &bashAnalysis{parts: w.parts, end: end}, nil
 }
 
 // walker collects the parts of one command.
@@ -329,7 +281,7 @@ func (w *walker) command(c syntax.Command, at dirSet) flow {
 		}
 		return same(end)
 	case *syntax.WhileClause:
-		return same(w.loop(c, at, func(at dirSet) dirSet {
+		return same(w.loop(at, func(at dirSet) dirSet {
 			cond := w.stmtsFlow(c.Cond, at)
 			return cond.any.union(w.stmts(c.Do, cond.any))
 		}))
@@ -357,7 +309,7 @@ func (w *walker) command(c syntax.Command, at dirSet) flow {
 			w.unknown(c, "a loop agentjq does not model")
 			return same(at)
 		}
-		return same(w.loop(c, at, func(at dirSet) dirSet { return at.union(w.stmts(c.Do, at)) }))
+		return same(w.loop(at, func(at dirSet) dirSet { return at.union(w.stmts(c.Do, at)) }))
 	case *syntax.CaseClause:
 		w.word(c.Word, at)
 		end := at
@@ -371,17 +323,9 @@ func (w *walker) command(c syntax.Command, at dirSet) flow {
 	case *syntax.FuncDecl:
 		// Calling the function is a command of its own name that a rule
 		// must allow; its body's parts are judged here. Where the shell
-		// is after a call cannot be followed.
-		// The body runs wherever the shell is when it is called, so its
-		// relative writes are judged with the directory unknown.
-		if c.Body != nil {
-			n := len(w.parts)
-			moves := !w.stmt(c.Body, at).any.equal(at)
-			w.parts = w.parts[:n]
-			w.stmt(c.Body, dirSet{unknown: true})
-			if moves {
-				return same(dirSet{unknown: true})
-			}
+		// is after a call of a body that moves it cannot be followed.
+		if c.Body != nil && !w.stmt(c.Body, at).any.equal(at) {
+			return same(dirSet{unknown: true})
 		}
 		return same(at)
 	case *syntax.ArithmCmd:
@@ -406,15 +350,11 @@ func (w *walker) command(c syntax.Command, at dirSet) flow {
 }
 
 // loop walks a loop body; if it moves the shell, each pass may start
-// elsewhere, so the body is judged again with the directory unknown.
-func (w *walker) loop(n syntax.Node, at dirSet, body func(dirSet) dirSet) dirSet {
-	mark := len(w.parts)
-	end := body(at)
-	if end.equal(at) {
+// elsewhere, so where the shell ends is unknown.
+func (w *walker) loop(at dirSet, body func(dirSet) dirSet) dirSet {
+	if body(at).equal(at) {
 		return at
 	}
-	w.parts = w.parts[:mark]
-	body(dirSet{unknown: true})
 	return dirSet{unknown: true}
 }
 
@@ -567,41 +507,6 @@ func (w *walker) redirect(r *syntax.Redirect, at dirSet) {
 	}
 	w.word(r.Word, at)
 	w.word(r.Hdoc, at)
-	if t, ok := redirectWrite(r); ok {
-		if !t.uncertain() && strings.HasPrefix(t.text, "!") {
-			// zsh's >! and >>! (claude's shell when it is the user's)
-			// write the word after the !, which bash reads as a file named !.
-			w.unknown(r, "zsh's >! writes a file named after the !")
-			return
-		}
-		w.parts = append(w.parts, shPart{write: true, writePath: t, dirs: at, src: source(w.src, r)})
-	}
-	if t, ok := redirectRead(r); ok {
-		w.parts = append(w.parts, shPart{read: true, writePath: t, dirs: at, src: source(w.src, r)})
-	}
-}
-
-// redirectRead reports the file an input redirection reads (< f, <> f,
-// $(< f)): judged by the Read rules like a Read of the file.
-func redirectRead(r *syntax.Redirect) (shWord, bool) {
-	switch r.Op {
-	case syntax.RdrIn, syntax.RdrInOut:
-	case syntax.DplIn:
-		w := wordOf(r.Word)
-		if !w.uncertain() && (w.text == "-" || isDigits(strings.TrimSuffix(w.text, "-"))) {
-			return shWord{}, false
-		}
-	default:
-		return shWord{}, false
-	}
-	if r.Word == nil {
-		return shWord{}, false
-	}
-	w := wordOf(r.Word)
-	if !w.uncertain() && (harmlessDevice(w.text) || w.text == "/dev/stdin" || w.text == "/dev/zero" || w.text == "/dev/urandom" || w.text == "/dev/random") {
-		return shWord{}, false
-	}
-	return w, true
 }
 
 func source(cmd string, n syntax.Node) string {
@@ -610,38 +515,6 @@ func source(cmd string, n syntax.Node) string {
 		return cmd[s:e]
 	}
 	return ""
-}
-
-// redirectWrite reports the target of a redirection that writes a file.
-func redirectWrite(r *syntax.Redirect) (shWord, bool) {
-	switch r.Op {
-	case syntax.RdrOut, syntax.AppOut, syntax.RdrInOut, syntax.RdrClob, syntax.AppClob,
-		syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob:
-	case syntax.DplOut:
-		// >&2 and >&- duplicate descriptors; >&file writes the file.
-		w := wordOf(r.Word)
-		if !w.uncertain() && (w.text == "-" || isDigits(strings.TrimSuffix(w.text, "-"))) {
-			return shWord{}, false
-		}
-	default:
-		return shWord{}, false
-	}
-	if r.Word == nil {
-		return shWord{}, false
-	}
-	w := wordOf(r.Word)
-	if !w.uncertain() && harmlessDevice(w.text) {
-		return shWord{}, false
-	}
-	return w, true
-}
-
-func harmlessDevice(p string) bool {
-	switch p {
-	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty":
-		return true
-	}
-	return strings.HasPrefix(p, "/dev/fd/") && isDigits(p[len("/dev/fd/"):])
 }
 
 func isDigits(s string) bool {
@@ -932,13 +805,6 @@ func (w *walker) call(c *syntax.CallExpr, at dirSet) flow {
 		next = b.next
 	}
 	w.parts = append(w.parts, part)
-	link := makesLinks(inner)
-	for _, t := range u.writes {
-		if !t.uncertain() && harmlessDevice(t.text) {
-			continue // curl -o /dev/null, tee /dev/stderr
-		}
-		w.parts = append(w.parts, shPart{write: true, writePath: t, dirs: at, src: text, linkOwn: link})
-	}
 	if w.spawned(inner, text, innerAt) {
 		return same(dirSet{unknown: true})
 	}
@@ -976,33 +842,7 @@ func (w *walker) builtin(words []shWord, at dirSet, wrapped bool) builtinResult 
 	}
 	switch name {
 	case "cd", "pushd":
-		var dir []shWord
-		for _, a := range args {
-			if a.uncertain() || !strings.HasPrefix(a.text, "-") || a.text == "-" {
-				dir = append(dir, a)
-				continue
-			}
-			if a.text == "--" || a.text == "-L" {
-				continue
-			}
-			if a.text == "-P" {
-				// A physical cd resolves links first: its .. is not the
-				// lexical one followed here.
-				return builtinResult{inert: true, next: same(dirSet{unknown: true})}
-			}
-			return builtinResult{reason: name + " " + a.text + " is not modelled"}
-		}
-		switch {
-		case wrapped || len(dir) > 1 || (len(dir) == 1 && (dir[0].uncertain() || dir[0].text == "-" || strings.HasPrefix(dir[0].text, "~") && !strings.HasPrefix(dir[0].text, "~/") && dir[0].text != "~")):
-			return builtinResult{inert: true, next: same(dirSet{unknown: true})}
-		case len(dir) == 0:
-			if name == "pushd" {
-				return builtinResult{inert: true, next: same(dirSet{unknown: true})}
-			}
-			return builtinResult{inert: true, next: flow{at.cd("~"), at.union(at.cd("~"))}}
-		}
-		to := at.cd(dir[0].text)
-		return builtinResult{inert: true, next: flow{to, at.union(to)}}
+		return cdBuiltin(name, args, at, wrapped)
 	case "set":
 		if !static || !safeSet(args) {
 			return builtinResult{reason: "set with these options changes how later commands run"}
@@ -1020,29 +860,10 @@ func (w *walker) builtin(words []shWord, at dirSet, wrapped bool) builtinResult 
 	case "read":
 		return w.readBuiltin(args, at)
 	case "unset":
-		for _, a := range args {
-			if a.uncertain() || a.text == "-n" {
-				return builtinResult{reason: "unset of a name chosen at run time"}
-			}
-			if a.text == "-v" || a.text == "-f" {
-				continue
-			}
-			if !w.inertName(a.text, false) {
-				return builtinResult{reason: "unsetting " + a.text + " changes what later commands do"}
-			}
-		}
-		return builtinResult{inert: true, next: same(at)}
+		return w.unsetBuiltin(args, at)
 	case "printf":
-		for _, a := range args {
-			if a.uncertain() {
-				return builtinResult{reason: "printf's options are chosen at run time (-v assigns, evaluating a subscript)"}
-			}
-			if a.text == "--" || !strings.HasPrefix(a.text, "-") {
-				break
-			}
-			if strings.Contains(a.text, "v") {
-				return builtinResult{reason: "printf -v assigns a variable, evaluating its subscript"}
-			}
+		if why := printfAssigns(args); why != "" {
+			return builtinResult{reason: why}
 		}
 	case "test", "[":
 		for _, a := range args {
@@ -1055,6 +876,69 @@ func (w *walker) builtin(words []shWord, at dirSet, wrapped bool) builtinResult 
 		return builtinResult{reason: name + " changes the shell or runs text as code"}
 	}
 	return builtinResult{next: same(at)}
+}
+
+// cdBuiltin follows cd and pushd: where they lead, or unknown.
+func cdBuiltin(name string, args []shWord, at dirSet, wrapped bool) builtinResult {
+	var dir []shWord
+	for _, a := range args {
+		if a.uncertain() || !strings.HasPrefix(a.text, "-") || a.text == "-" {
+			dir = append(dir, a)
+			continue
+		}
+		if a.text == "--" || a.text == "-L" {
+			continue
+		}
+		if a.text == "-P" {
+			// A physical cd resolves links first: its .. is not the
+			// lexical one followed here.
+			return builtinResult{inert: true, next: same(dirSet{unknown: true})}
+		}
+		return builtinResult{reason: name + " " + a.text + " is not modelled"}
+	}
+	switch {
+	case wrapped || len(dir) > 1 || (len(dir) == 1 && (dir[0].uncertain() || dir[0].text == "-" || strings.HasPrefix(dir[0].text, "~") && !strings.HasPrefix(dir[0].text, "~/") && dir[0].text != "~")):
+		return builtinResult{inert: true, next: same(dirSet{unknown: true})}
+	case len(dir) == 0:
+		if name == "pushd" {
+			return builtinResult{inert: true, next: same(dirSet{unknown: true})}
+		}
+		return builtinResult{inert: true, next: flow{at.cd("~"), at.union(at.cd("~"))}}
+	}
+	to := at.cd(dir[0].text)
+	return builtinResult{inert: true, next: flow{to, at.union(to)}}
+}
+
+// unsetBuiltin accepts unset of the shell's own plain variables.
+func (w *walker) unsetBuiltin(args []shWord, at dirSet) builtinResult {
+	for _, a := range args {
+		if a.uncertain() || a.text == "-n" {
+			return builtinResult{reason: "unset of a name chosen at run time"}
+		}
+		if a.text == "-v" || a.text == "-f" {
+			continue
+		}
+		if !w.inertName(a.text, false) {
+			return builtinResult{reason: "unsetting " + a.text + " changes what later commands do"}
+		}
+	}
+	return builtinResult{inert: true, next: same(at)}
+}
+
+// printfAssigns reports why printf's options may assign a variable, or "".
+func printfAssigns(args []shWord) string {
+	for _, a := range args {
+		if a.uncertain() {
+			return "printf's options are chosen at run time (-v assigns, evaluating a subscript)"
+		}
+		if a.text == "--" || !strings.HasPrefix(a.text, "-") {
+			return ""
+		}
+		if strings.Contains(a.text, "v") {
+			return "printf -v assigns a variable, evaluating its subscript"
+		}
+	}
+	return ""
 }
 
 // safeSet accepts set -e/-u/-x/-o pipefail and set -- (positional
@@ -1248,10 +1132,6 @@ func (w *walker) nested(words []shWord, src string, at dirSet) {
 		return
 	}
 	w.parts = append(w.parts, shPart{forms: u.forms, seen: u.seen, code: u.code, src: src})
-	link := makesLinks(u.forms[len(u.forms)-1].words)
-	for _, t := range u.writes {
-		w.parts = append(w.parts, shPart{write: true, writePath: t, dirs: at, src: src, linkOwn: link})
-	}
 	inner := u.forms[len(u.forms)-1].words
 	if u.chdir {
 		at = dirSet{unknown: true}

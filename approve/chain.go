@@ -165,6 +165,11 @@ func (c *Chain) Explain(ctx context.Context, req *Request, trace func(string)) (
 		r.Cwd = c.opts.Cwd
 	}
 	req = &r
+	if v, ok := c.denyUnsandboxed(req); ok {
+		c.takeScreened(req)
+		trace(step("sandbox", v))
+		return v, nil
+	}
 	if v, ok := c.sessionDenies(req); ok {
 		c.takeScreened(req)
 		trace(step("session", v))

@@ -383,19 +383,24 @@ func TestServeFollowsUnaskedBash(t *testing.T) {
 	ask := func(id, cmd string) string {
 		return `{"type":"control_request","request_id":"r-` + id + `","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":` + quoteJSON(cmd) + `},"tool_use_id":"` + id + `"}}` + "\n"
 	}
+	// The shell's directory is followed for the file tools' relative
+	// paths; a Bash command's own writes are the sandbox's.
+	edit := func(id, path string) string {
+		return `{"type":"control_request","request_id":"r-` + id + `","request":{"subtype":"can_use_tool","tool_name":"Edit","input":{"file_path":` + quoteJSON(path) + `,"old_string":"a","new_string":"b"},"tool_use_id":"` + id + `"}}` + "\n"
+	}
 	initLine := `{"type":"system","subtype":"init","cwd":` + quoteJSON(dir) + `,"session_id":"s1"}` + "\n"
 	for _, tc := range []struct {
 		name, stream string
 		want         []string
 	}{
-		{"no cd", initLine + toolUse("w1", "echo x > k") + ask("w1", "echo x > k"), []string{protocol.Allow}},
-		{"an unasked cd into a denied directory", initLine + toolUse("c1", "cd sec") + toolUse("w1", "echo x > k") + ask("w1", "echo x > k"),
+		{"no cd", initLine + edit("w1", "k"), []string{protocol.Allow}},
+		{"an unasked cd into a denied directory", initLine + toolUse("c1", "cd sec") + edit("w1", "k"),
 			[]string{protocol.Deny}},
-		{"a cd seen, then asked about", initLine + toolUse("c1", "cd a") + ask("c1", "cd a") + toolUse("w1", "echo x > k") + ask("w1", "echo x > k"),
+		{"a cd seen, then asked about", initLine + toolUse("c1", "cd a") + ask("c1", "cd a") + edit("w1", "k"),
 			[]string{protocol.Allow, protocol.Allow}},
 		{"an unreadable Bash input: the shell's directory is unknown", initLine +
 			`{"type":"assistant","message":{"content":[{"type":"tool_use","id":"c1","name":"Bash","input":{"command":"cd a","Command":"cd sec"}}]}}` + "\n" +
-			ask("w1", "echo x > k"), []string{protocol.Deny}},
+			edit("w1", "k"), []string{protocol.Deny}},
 	} {
 		c, err := NewChain(ChainOptions{Policies: []string{rules}, Cwd: dir})
 		if err != nil {

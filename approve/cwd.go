@@ -10,13 +10,13 @@ import (
 )
 
 // shellCwd follows where claude's Bash tool is. The tool keeps its working
-// directory between calls, and a cd runs without asking, so a relative
-// write is judged against every directory the shell may be in. Every Bash
+// directory between calls, and a cd runs without asking, so a file tool's
+// relative path is judged against every directory the shell may be in. Every Bash
 // call the chain decides and does not deny may have run: its possible end
 // directories join the set (the set only grows, since agentjq cannot tell
 // whether a call it did not deny really ran, or whether claude put the
 // shell back in the project). Past maxDirs directories, or after a cd
-// agentjq cannot follow, the directory is unknown and relative writes are
+// agentjq cannot follow, the directory is unknown and relative paths are
 // not allowed by any rule.
 type shellCwd struct {
 	mu      sync.Mutex
@@ -131,8 +131,8 @@ func (s *shellCwd) followed(id, input string) bool {
 
 // ObserveBash records a Bash call seen on the agent's stream (a tool_use),
 // which may run without the chain deciding it (claude runs read-only
-// commands such as cd without asking), so relative writes after it are
-// judged where the shell may really be. A call the chain then decides is
+// commands such as cd without asking), so the file tools' relative paths
+// after it are judged where the shell may really be. A call the chain then decides is
 // not followed twice (toolUseID). A call that is then denied stays
 // followed: the set of directories only grows, which is fail-closed.
 //

@@ -33,7 +33,6 @@ func TestChainPersonIsLast(t *testing.T) {
 		{"echo hi", protocol.Allow, 0},
 		{"rm -rf x", protocol.Deny, 0},
 		{"ls", protocol.Allow, 1},
-		{"cat ~/.ssh/id_rsa > /p/.git/hooks/pre-commit", protocol.Deny, 0},
 	} {
 		asked = 0
 		v, _ := c.Decide(context.Background(), bashReq(tc.cmd))

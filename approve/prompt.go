@@ -336,17 +336,24 @@ func keyInputLines(req *Request) []string {
 }
 
 // addSession turns an "always" into session rules: Bash(exact command) for
-// each part of a Bash command, the tool's name otherwise.
+// each part of a Bash command, the host for the sandbox's network request,
+// the tool's name otherwise.
 func (p *Prompter) addSession(req *Request) []string {
 	var texts []string
-	if req.ToolName == "Bash" {
-		for _, u := range bashUnits(commandOf(req), req.Cwd, p.home) {
+	switch req.ToolName {
+	case "Bash":
+		for _, u := range bashUnits(commandOf(req)) {
 			if u.bareBash {
 				continue
 			}
 			texts = append(texts, suggest(u, req.Cwd))
 		}
-	} else {
+	case "SandboxNetworkAccess":
+		// The person allowed one host, not the network.
+		if in, bad := readToolInput(req.ToolName, req.Input); bad == "" && networkHost(in.Host) != "" {
+			texts = []string{"SandboxNetworkAccess(domain:" + networkHost(in.Host) + ")"}
+		}
+	default:
 		texts = []string{req.ToolName}
 	}
 	f := &RulesFile{Name: "session", Default: protocol.Ask}

@@ -162,8 +162,8 @@ func TestPromptAlwaysAddsSessionRule(t *testing.T) {
 	if r.v.Behavior != protocol.Allow || len(r.v.UpdatedPermissions) != 0 {
 		t.Fatalf("always: %+v", r.v)
 	}
-	// rm's operand is a write: the session allows both.
-	if got := p.SessionRules(); len(got) != 2 || got[0] != "Bash(rm -rf /tmp/x)" || got[1] != "Edit(//tmp/x)" {
+	// The session allows the command (what it writes is the sandbox's).
+	if got := p.SessionRules(); len(got) != 1 || got[0] != "Bash(rm -rf /tmp/x)" {
 		t.Errorf("session rules %q", got)
 	}
 	// The same call again: allowed without a prompt.
@@ -367,5 +367,25 @@ func TestPromptLeadsWithKeyInput(t *testing.T) {
 		Input: json.RawMessage(`{"description":"Say hello","prompt":"Greet the user","subagent_type":"general-purpose"}`)}})
 	if want := []string{"description: Say hello", "subagent_type: general-purpose", "prompt: Greet the user"}; strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("Task: %q, want %q", got, want)
+	}
+}
+
+// "always" to the sandbox's network request allows that host for the
+// session, not every host.
+func TestPromptAlwaysNetworkHost(t *testing.T) {
+	p := NewPrompter(newFakeTTY(t), "/home/u")
+	req := &Request{CanUseTool: protocol.CanUseTool{ToolName: "SandboxNetworkAccess", Input: json.RawMessage(`{"host":"Example.COM"}`)}}
+	if got := p.addSession(req); len(got) != 1 || got[0] != "SandboxNetworkAccess(domain:example.com)" {
+		t.Fatalf("session rules %q", got)
+	}
+	for host, want := range map[string]string{"example.com": protocol.Allow, "other.org": ""} {
+		in, _ := json.Marshal(map[string]string{"host": host})
+		r := &Request{CanUseTool: protocol.CanUseTool{ToolName: "SandboxNetworkAccess", Input: in}}
+		if v := p.session.decide(r); v.Behavior != want {
+			t.Errorf("%s: %q, want %q", host, v.Behavior, want)
+		}
+	}
+	if got := p.addSession(&Request{CanUseTool: protocol.CanUseTool{ToolName: "SandboxNetworkAccess", Input: json.RawMessage(`{"host":"a:1"}`)}}); len(got) != 0 {
+		t.Errorf("an unreadable host: session rules %q", got)
 	}
 }

@@ -29,6 +29,9 @@ func protectRewrite(rs *RuleSet, req *Request, v Verdict, shell []string, home s
 	}
 	r := *req
 	r.Input = v.UpdatedInput
+	if unsandboxed(r.ToolName, r.Input) {
+		return Verdict{Behavior: protocol.Deny, Source: protocol.ByRules, Rule: unsandboxedRule, Message: unsandboxedMessage}, req
+	}
 	if rs == nil {
 		rs = NewRuleSet(nil, home)
 	}
@@ -49,9 +52,10 @@ func protectRewrite(rs *RuleSet, req *Request, v Verdict, shell []string, home s
 
 // The agent's own control files make code run or widen what the agent may
 // do: its settings (.claude/**, ~/.claude/**, .mcp.json), git's config and
-// hooks, and the shell's rc files. A write to one (Edit, Write, MultiEdit,
-// NotebookEdit, a Bash redirection or file-writing command) is denied,
-// whoever would allow it, unless an allow rule names the file explicitly:
+// hooks, and the shell's rc files. A write to one by a file tool (Edit,
+// Write, MultiEdit, NotebookEdit) is denied, whoever would allow it, unless
+// an allow rule names the file explicitly (a Bash command's writes to them
+// fail in the sandbox, protect.Paths):
 // its literal part (before any wildcard) reaches into the protected file or
 // directory. Edit(**) does not name .claude/settings.json;
 // Edit(.claude/settings.local.json) and Edit(.claude/**) do.
@@ -61,8 +65,7 @@ func protectRewrite(rs *RuleSet, req *Request, v Verdict, shell []string, home s
 func protectedRoot(abs, home string) string { return protect.Root(abs, home) }
 
 // protectedChild returns a protected file or directory directly inside
-// dir, when a write to dir (rm -r, find -delete, a copy onto it) reaches
-// everything below it.
+// dir, when a write names dir itself.
 func protectedChild(dir string) string {
 	if !isDir(dir) {
 		return ""
@@ -74,7 +77,7 @@ func protectedChild(dir string) string {
 // names explicitly.
 func (rs *RuleSet) protectedUnit(units []*unit) *ruleOutcome {
 	for _, u := range units {
-		if u.target == nil || !(u.bashWrite || editTools[u.tool]) {
+		if u.target == nil || !editTools[u.tool] {
 			continue
 		}
 		if u.target.unknown {

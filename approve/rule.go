@@ -110,10 +110,10 @@ func parseRule(text, behavior, home string) (*rule, error) {
 			// rule covers the case it names.
 			r.path.fold = behavior != "allow"
 		}
-	case r.tool == "WebFetch":
+	case r.tool == "WebFetch" || r.tool == "SandboxNetworkAccess":
 		d, ok := strings.CutPrefix(r.spec, "domain:")
 		if !ok || d == "" || strings.ContainsAny(d, "/:@") {
-			return nil, fmt.Errorf("rule %q: WebFetch takes domain:HOST (a host name, *.host for subdomains)", text)
+			return nil, fmt.Errorf("rule %q: %s takes domain:HOST (a host name, *.host for subdomains)", text, r.tool)
 		}
 		r.domain = strings.ToLower(strings.TrimSuffix(d, "."))
 	}
@@ -145,6 +145,12 @@ func (r *rule) coversTool(tool string) bool {
 		return editTools[tool]
 	case "Read":
 		return readTools[tool]
+	case "WebFetch":
+		// The sandbox asks about a host outside its list as
+		// SandboxNetworkAccess, judged like a WebFetch of it: a domain
+		// rule covers it; a bare WebFetch rule denies or asks for every
+		// host, but allows no host the sandbox was not given.
+		return tool == "SandboxNetworkAccess" && (r.hasSpec || r.behavior != "allow")
 	}
 	return false
 }
@@ -211,6 +217,16 @@ func urlHost(raw string) string {
 	}
 	h := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
 	if h == "" || strings.ContainsAny(h, "%\\ ") {
+		return ""
+	}
+	return h
+}
+
+// networkHost returns the lower-case host the sandbox asks about, or ""
+// when it is not a plain host name.
+func networkHost(h string) string {
+	h = strings.ToLower(strings.TrimSuffix(strings.TrimSpace(h), "."))
+	if h == "" || strings.ContainsAny(h, "/:@%\\ *?[") {
 		return ""
 	}
 	return h

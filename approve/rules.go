@@ -59,6 +59,7 @@ type toolInput struct {
 	NotebookPath string     `json:"notebook_path"`
 	Path         string     `json:"path"`
 	URL          string     `json:"url"`
+	Host         string     `json:"host"` // SandboxNetworkAccess
 	Questions    []question `json:"questions"`
 }
 
@@ -93,7 +94,6 @@ type unit struct {
 	specValue string
 	specKnown bool
 
-	bashWrite bool // a file a Bash command writes
 	// recursive: the tool reads every file below the target (Grep of a
 	// directory), so a deny of any of them is a deny of the call.
 	recursive bool
@@ -193,7 +193,7 @@ func (rs *RuleSet) allowBash(u *unit) *rule {
 }
 
 // units reads the request into the units rules judge. shell is where
-// claude's shell may be (relative paths and Bash writes resolve there);
+// claude's shell may be (the file tools' relative paths resolve there);
 // path rules stay anchored at req.Cwd.
 func (rs *RuleSet) units(req *Request, shell []string) ([]*unit, toolInput) {
 	in, bad := readToolInput(req.ToolName, req.Input)
@@ -204,7 +204,7 @@ func (rs *RuleSet) units(req *Request, shell []string) ([]*unit, toolInput) {
 		if bad != "" {
 			return []*unit{{tool: "Bash", bashUnknown: true, text: "Bash (" + bad + ")"}}, in
 		}
-		return bashUnitsAt(in.Command, req.Cwd, shell, rs.home), in
+		return bashUnits(in.Command), in
 	case editTools[tool] || readTools[tool]:
 		p := in.FilePath
 		if tool == "NotebookEdit" || tool == "NotebookRead" {
@@ -233,6 +233,12 @@ func (rs *RuleSet) units(req *Request, shell []string) ([]*unit, toolInput) {
 			u.host = ""
 		}
 		u.text = "WebFetch " + in.URL
+	case tool == "SandboxNetworkAccess":
+		u.host = networkHost(in.Host)
+		if bad != "" {
+			u.host = ""
+		}
+		u.text = "SandboxNetworkAccess " + in.Host
 	case strings.HasPrefix(tool, "mcp__"):
 		var srv struct {
 			Name string `json:"name"`
@@ -338,51 +344,29 @@ func resolveIn(p string, shell []string, anchor, home string) target {
 	return t
 }
 
-func bashUnits(cmd, cwd, home string) []*unit {
-	return bashUnitsAt(cmd, cwd, []string{cwd}, home)
-}
-
-// bashUnitsAt reads a Bash command with the shell in one of shell's
-// directories; path rules are anchored at anchor.
-func bashUnitsAt(cmd, anchor string, shell []string, home string) []*unit {
+// bashUnits reads a Bash command into the units rules judge: the call as a
+// whole (for bare Bash rules), then each part. A Bash call is judged by
+// Bash rules only: what it writes and reads is the sandbox's.
+func bashUnits(cmd string) []*unit {
 	units := []*unit{{tool: "Bash", bareBash: true, text: cmd}}
 	a, err := analyzeBash(cmd)
 	if err != nil {
 		return append(units, &unit{tool: "Bash", bashUnknown: true, text: cmd + " (does not parse: " + err.Error() + ")"})
 	}
 	for _, p := range a.parts {
-		switch {
-		case p.write || p.read:
-			t := target{unknown: true}
-			if !p.writePath.uncertain() && !p.dirs.unknown && (!a.links || p.linkOwn) {
-				t = target{}
-				for _, d := range p.dirs.dirs {
-					r := resolveIn(joinPath(d, p.writePath.text), shell, anchor, home)
-					if r.unknown {
-						t = r
-						break
-					}
-					t.readings = append(t.readings, r.readings...)
-				}
-			}
-			if p.read {
-				units = append(units, &unit{tool: "Read", target: &t, text: p.src})
-				continue
-			}
-			units = append(units, &unit{tool: "Write", bashWrite: true, target: &t, text: p.src})
-		case p.unknown:
+		if p.unknown {
 			text := p.src
 			if p.reason != "" {
 				text += " (" + p.reason + ")"
 			}
 			units = append(units, &unit{tool: "Bash", bashUnknown: true, text: text})
-		default:
-			text := p.src
-			if p.code != "" {
-				text += " (" + p.code + ")"
-			}
-			units = append(units, &unit{tool: "Bash", bash: p.forms, bashSeen: p.seen, bashCode: p.code != "", inert: p.inert, text: text})
+			continue
 		}
+		text := p.src
+		if p.code != "" {
+			text += " (" + p.code + ")"
+		}
+		units = append(units, &unit{tool: "Bash", bash: p.forms, bashSeen: p.seen, bashCode: p.code != "", inert: p.inert, text: text})
 	}
 	if len(a.parts) == 0 {
 		return append(units, &unit{tool: "Bash", bashUnknown: true, text: cmd + " (runs no command)"})
@@ -495,7 +479,7 @@ func suggest(u *unit, cwd string) string {
 			return tool + "(" + rel + ")"
 		}
 		return tool + "(/" + abs + ")"
-	case u.tool == "WebFetch" && u.host != "":
+	case (u.tool == "WebFetch" || u.tool == "SandboxNetworkAccess") && u.host != "":
 		return "WebFetch(domain:" + u.host + ")"
 	case u.specKnown:
 		return u.tool + "(" + u.specValue + ")"

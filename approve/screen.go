@@ -44,6 +44,9 @@ func (c *Chain) Screen(ctx context.Context, req *Request) Verdict {
 	if r.Cwd == "" {
 		r.Cwd = c.opts.Cwd
 	}
+	if v, ok := c.denyUnsandboxed(&r); ok {
+		return v
+	}
 	if v, ok := c.sessionDenies(&r); ok {
 		return v
 	}

@@ -109,9 +109,10 @@ func TestScreenMemoryIsBounded(t *testing.T) {
 }
 
 // TestShellCwdResolvesRelativeWrites: claude's shell keeps its directory
-// between calls; the hook reports it. Relative targets resolve there, while
-// rules stay anchored at the session's root, so that neither a deny is
-// dodged nor an allow widened by cd.
+// between calls; the hook reports it. The file tools' relative paths
+// resolve there, while rules stay anchored at the session's root, so that
+// neither a deny is dodged nor an allow widened by cd. (A Bash command's
+// own writes are the sandbox's.)
 func TestShellCwdResolvesRelativeWrites(t *testing.T) {
 	root := t.TempDir()
 	for _, d := range []string{"src/secret", "docs", "src/docs"} {
@@ -119,25 +120,25 @@ func TestShellCwdResolvesRelativeWrites(t *testing.T) {
 	}
 	root, _ = filepath.EvalSymlinks(root)
 	c := screenChain(t, `{"allow":["Bash(echo:*)","Bash(cd:*)","Edit(/docs/**)","Edit(src/**)"],"deny":["Edit(src/secret/**)"]}`, ChainOptions{Cwd: root})
-	in := func(shell, cmd string) *Request {
-		r := bashReq(cmd)
-		r.Cwd = ""
+	in := func(shell, path string) *Request {
+		in, _ := json.Marshal(map[string]string{"file_path": path, "content": "x"})
+		r := &Request{CanUseTool: protocol.CanUseTool{ToolName: "Write", Input: in}}
 		r.ShellCwd = filepath.Join(root, shell)
 		return r
 	}
 	cases := []struct {
 		shell, cmd, want string
 	}{
-		{"src/secret", "echo x > key.pem", protocol.Deny},
-		{"src", "echo x > secret/key.pem", protocol.Deny},
-		{"", "echo x > src/secret/key.pem", protocol.Deny},
-		{"src", "echo x > ok.txt", protocol.Allow},
-		{"", "echo x > docs/a.md", protocol.Allow},
+		{"src/secret", "key.pem", protocol.Deny},
+		{"src", "secret/key.pem", protocol.Deny},
+		{"", "src/secret/key.pem", protocol.Deny},
+		{"src", "ok.txt", protocol.Allow},
+		{"", "docs/a.md", protocol.Allow},
 		// /docs is the root's docs: from src, docs/a.md is src/docs/a.md,
 		// which Edit(src/**) allows; from src/secret it is denied.
-		{"src/secret", "echo x > docs/a.md", protocol.Deny},
+		{"src/secret", "docs/a.md", protocol.Deny},
 		// Outside the root nothing relative matches: denied by default.
-		{"..", "echo x > docs/a.md", protocol.Deny},
+		{"..", "docs/a.md", protocol.Deny},
 	}
 	for _, tc := range cases {
 		v := c.Screen(context.Background(), in(tc.shell, tc.cmd))
@@ -152,10 +153,6 @@ func TestShellCwdResolvesRelativeWrites(t *testing.T) {
 		t.Errorf("relative Write from src/secret: %+v", v)
 	}
 	ask := screenChain(t, `{"allow":["Edit(src/**)"],"deny":["Edit(src/secret/**)"],"default":"ask"}`, ChainOptions{Cwd: root})
-	w2 := &Request{CanUseTool: protocol.CanUseTool{ToolName: "Bash", ToolUseID: "toolu_b", Input: json.RawMessage(`{"command":"touch x; echo x > key.pem"}`)}, ShellCwd: filepath.Join(root, "src/secret")}
-	if v := ask.Screen(context.Background(), w2); v.Behavior != protocol.Deny {
-		t.Errorf("screen: %+v", v)
-	}
 	perm := &Request{CanUseTool: protocol.CanUseTool{ToolName: "Write", ToolUseID: "toolu_p", Input: json.RawMessage(`{"file_path":"key.pem","content":"x"}`)}}
 	ask.noteScreened(&Request{CanUseTool: perm.CanUseTool, ShellCwd: filepath.Join(root, "src/secret")}, Verdict{Behavior: protocol.Allow})
 	var steps []string

@@ -118,7 +118,8 @@ func TestObserveBashMovesTheShell(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := &Request{Cwd: dir, CanUseTool: protocol.CanUseTool{ToolName: "Bash", Input: json.RawMessage(`{"command":"echo x > k"}`)}}
+	// The file tools' relative paths resolve where the shell is.
+	req := &Request{Cwd: dir, CanUseTool: protocol.CanUseTool{ToolName: "Write", Input: json.RawMessage(`{"file_path":"k","content":"x"}`)}}
 	if v, _ := c.Decide(context.Background(), req); v.Behavior != protocol.Allow {
 		t.Fatalf("before the cd: %+v", v)
 	}

@@ -83,8 +83,8 @@ approver. The chain: rules files, then jq policies, then --approver, then a
 deny that names what would have allowed the call. Fail closed: any doubt,
 error or timeout denies. Given the whole stream, it follows system/init
 (the session directory) and the Bash calls of assistant messages (claude
-runs a cd without asking; the shell stays there), so relative writes are
-judged where the shell is.
+runs a cd without asking; the shell stays there), so the file tools'
+relative paths are judged where the shell is.
 
 Examples:
   agentjq spawn --approver 'agentjq approve --policy examples/policies/rules.json'

@@ -148,10 +148,10 @@ func startAttach(t *testing.T, env []string, dir string, args ...string) (wait f
 // daemon session with no policy of its own leaves its calls to its
 // clients; they are pending (no client answers yet) until attach starts,
 // gets them again on subscribing, and answers them from its policy as
-// spawn would: relative rules anchored at the session's workdir (not
-// attach's directory), the Bash tool's directory followed across a cd
-// claude runs unasked. The allowed touch runs; the touch outside, the rm
-// and the touch after the cd are denied; approval.resolved names attach.
+// spawn would. The allowed touch runs; the touch outside, the rm and the
+// touch after the cd are denied (no rule allows them: what a Bash command
+// writes is the sandbox's, so the policy names the one touch it allows);
+// approval.resolved names attach.
 func TestLiveAttachAnswersApprovals(t *testing.T) {
 	_, env := liveDaemon(t)
 	w := watch(t, env)
@@ -159,10 +159,8 @@ func TestLiveAttachAnswersApprovals(t *testing.T) {
 	parent := filepath.Dir(wd)
 	keep := filepath.Join(wd, "keep.txt")
 	os.WriteFile(keep, []byte("keep\n"), 0o644)
-	// ./** is the session's workdir; from attach's directory (the
-	// workdir's parent) it would cover outside.txt too.
 	outside := filepath.Join(parent, "outside.txt")
-	policy := writePolicy(t, "attach.json", `{"allow":["Bash(touch:*)","Edit(./**)"],"deny":["Bash(rm:*)"]}`)
+	policy := writePolicy(t, "attach.json", `{"allow":["Bash(touch ./made.txt)","Edit(./**)"],"deny":["Bash(rm:*)"]}`)
 
 	var cr daemon.CreateResult
 	ctx := context.Background()
@@ -237,68 +235,5 @@ func TestLiveAttachAnswersApprovals(t *testing.T) {
 	}
 	if !strings.Contains(out, `"result":"attached`) {
 		t.Errorf("attach did not print the session's lines: %.300s", out)
-	}
-}
-
-// An attach that starts late still follows the Bash tool's directory: a
-// cd another client allowed before attach connected is in the log, and
-// attach reads it, so a relative touch after it is judged from where the
-// shell may be (the workdir's parent, outside ./**): denied. Judged from
-// the workdir, the policy would allow it.
-func TestLiveAttachFollowsTheShellFromTheLog(t *testing.T) {
-	_, env := liveDaemon(t)
-	w := watch(t, env)
-	wd := livetest.Workdir(t)
-	parent := filepath.Dir(wd)
-	policy := writePolicy(t, "attach.json", `{"allow":["Bash(touch:*)","Edit(./**)"]}`)
-	ctx := context.Background()
-	var cr daemon.CreateResult
-	if err := w.conn.Call(ctx, "session.create", daemon.CreateParams{Workdir: wd}, &cr); err != nil {
-		t.Fatal(err)
-	}
-	prompt := toolLines(bashCall("cd "+parent), bashCall("touch ./after-cd.txt")) + "\nSAY followed"
-	if err := w.conn.Call(ctx, "session.prompt", daemon.PromptParams{SessionID: cr.SessionID, Text: prompt}, nil); err != nil {
-		t.Fatal(err)
-	}
-	pendingFor := func(cmd string) string {
-		id := ""
-		w.waitFor(t, "an approval for "+cmd, 60*time.Second, func() bool {
-			for _, a := range w.pending {
-				if a.KeyInput == cmd {
-					id = a.ID
-				}
-			}
-			return id != ""
-		})
-		return id
-	}
-	cd := pendingFor("cd " + parent)
-	if err := w.conn.Call(ctx, "approval.respond", daemon.RespondParams{ID: cd, Decision: "allow"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	touch := pendingFor("touch ./after-cd.txt")
-
-	wait := startAttach(t, env, "", cr.SessionID, "--policy", policy)
-	var got daemon.ResolvedParams
-	w.waitFor(t, "the touch resolved", 60*time.Second, func() bool {
-		for _, r := range w.resolved {
-			if r.ID == touch {
-				got = r
-				return true
-			}
-		}
-		return false
-	})
-	if got.Decision != "deny" || !strings.Contains(got.Who, "agentjq attach") {
-		t.Errorf("touch after the cd: %+v, want deny by agentjq attach", got)
-	}
-	if err := w.conn.Call(ctx, "session.close", daemon.SessionRef{SessionID: cr.SessionID}, nil); err != nil {
-		t.Fatal(err)
-	}
-	wait()
-	for _, f := range []string{filepath.Join(parent, "after-cd.txt"), filepath.Join(wd, "after-cd.txt")} {
-		if _, err := os.Stat(f); err == nil {
-			t.Errorf("%s was made: the denied touch ran", f)
-		}
 	}
 }

@@ -101,27 +101,25 @@ func TestLiveGuardBlocksReadOfDeniedEnv(t *testing.T) {
 }
 
 // TestLiveGuardBlocksSettingsWrite: an explicit deny of the agent's own
-// settings files holds for the Write tool and for a shell redirection.
+// settings files holds for the Write tool. (A shell redirection into them
+// is the sandbox's to fail, protect.Paths, not the rules'.)
 func TestLiveGuardBlocksSettingsWrite(t *testing.T) {
 	settings := `{"permissions":{"allow":["Bash(rm:*)"]}}`
 	write := toolCall("Write", map[string]any{"file_path": "{{cwd}}/.claude/settings.local.json", "content": settings})
-	redirect := bashCall(`mkdir -p .claude; echo '` + settings + `' > .claude/settings.json`)
 	t.Run("explicit deny rule", func(t *testing.T) {
 		rules := writePolicy(t, "rules.json", `{"allow":["Edit(**)","Bash(echo:*)","Bash(mkdir:*)"],"deny":["Edit(.claude/**)"]}`)
-		r := spawnLive(t, "", "--policy", rules, "-p", toolLines(write, redirect))
-		for _, f := range []string{"settings.local.json", "settings.json"} {
-			if _, err := os.Stat(filepath.Join(r.dir, ".claude", f)); err == nil {
-				t.Errorf(".claude/%s was written", f)
-			}
+		r := spawnLive(t, "", "--policy", rules, "-p", toolLines(write))
+		if _, err := os.Stat(filepath.Join(r.dir, ".claude", "settings.local.json")); err == nil {
+			t.Errorf(".claude/settings.local.json was written")
 		}
-		if d := r.decisionsFor(protocol.ViaHook); len(d) != 2 || d[0].Behavior != protocol.Deny || d[1].Behavior != protocol.Deny {
+		if d := r.decisionsFor(protocol.ViaHook); len(d) != 1 || d[0].Behavior != protocol.Deny {
 			t.Errorf("hook decisions %+v", d)
 		}
 	})
 	t.Run("default control-file protection", func(t *testing.T) {
 		rules := writePolicy(t, "rules.json", `{"allow":["Edit(**)","Bash(echo:*)","Bash(mkdir:*)"]}`)
-		r := spawnLive(t, "", "--policy", rules, "-p", toolLines(write, redirect))
-		for _, f := range []string{"settings.local.json", "settings.json"} {
+		r := spawnLive(t, "", "--policy", rules, "-p", toolLines(write))
+		for _, f := range []string{"settings.local.json"} {
 			if _, err := os.Stat(filepath.Join(r.dir, ".claude", f)); err == nil {
 				t.Errorf(".claude/%s was written under a policy that does not name it", f)
 			}
@@ -176,8 +174,8 @@ func TestLiveSettingsCannotWidenPolicy(t *testing.T) {
 }
 
 // TestLiveGuardJudgesWritesAtTheShellsDirectory: cd runs without asking
-// and claude's shell keeps its directory; a relative write after it is
-// judged where it lands.
+// and claude's shell keeps its directory; a relative Write after it is
+// judged where it lands. (A Bash command's own writes are the sandbox's.)
 func TestLiveGuardJudgesWritesAtTheShellsDirectory(t *testing.T) {
 	setup := func(dir string) { os.MkdirAll(filepath.Join(dir, "src", "secret"), 0o755) }
 	rules := writePolicy(t, "rules.json", `{"allow":["Bash(cd:*)","Bash(echo:*)","Edit(src/**)"],"deny":["Edit(src/secret/**)"]}`)
@@ -185,7 +183,6 @@ func TestLiveGuardJudgesWritesAtTheShellsDirectory(t *testing.T) {
 		bashCall("cd src"),
 		bashCall("echo ok > ok.txt"),
 		bashCall("cd secret"),
-		bashCall("echo x > key.pem"),
 		toolCall("Write", map[string]any{"file_path": "key2.pem", "content": "x\n"}),
 	))
 	if _, err := os.Stat(filepath.Join(r.dir, "src", "ok.txt")); err != nil {
@@ -203,8 +200,8 @@ func TestLiveGuardJudgesWritesAtTheShellsDirectory(t *testing.T) {
 			denied = append(denied, d.Tool+" "+d.Rule)
 		}
 	}
-	if len(denied) != 2 || !strings.Contains(denied[0], "src/secret/**") || !strings.Contains(denied[1], "src/secret/**") {
-		t.Errorf("denials %q, want the echo and the Write, by the src/secret rule", denied)
+	if len(denied) != 1 || !strings.Contains(denied[0], "src/secret/**") {
+		t.Errorf("denials %q, want the Write, by the src/secret rule", denied)
 	}
 }
 

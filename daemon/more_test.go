@@ -282,13 +282,15 @@ func TestLiveKilledDaemonLeavesNoAgent(t *testing.T) {
 }
 
 // A client's allow that rewrites the call is held to the policy: a
-// rewrite that writes a protected control file is denied, never run.
+// rewrite that asks to run outside the sandbox is denied, never run. (A
+// Bash command's writes to the protected control files are the
+// sandbox's to fail, not the chain's.)
 func TestLiveRewriteHeldToProtection(t *testing.T) {
 	srv, wd := liveServer(t, Options{})
 	a := connect(t, srv, true)
 	a.hello(srv.Token())
 	a.answer = func(ApprovalInfo) (any, error) {
-		return Decision{Decision: "allow", UpdatedInput: json.RawMessage(`{"command":"echo evil > .npmrc","description":"x"}`)}, nil
+		return Decision{Decision: "allow", UpdatedInput: json.RawMessage(`{"command":"echo evil > .npmrc","description":"x","dangerouslyDisableSandbox":true}`)}, nil
 	}
 	var cr CreateResult
 	a.must("session.create", CreateParams{Workdir: wd}, &cr)

@@ -202,125 +202,136 @@ func (a *keyAnalysis) term(t *gojq.Term) (mayBeI bool, ok bool) {
 	case gojq.TermTypeIdentity:
 		return len(t.SuffixList) == 0, len(t.SuffixList) == 0
 	case gojq.TermTypeIndex:
-		x := t.Index
-		switch {
-		case x.Name != "":
-			a.keys[x.Name] = true
-		case x.Str != nil && len(x.Str.Queries) == 0:
-			a.keys[x.Str.Str] = true
-		case x.Start != nil && x.End == nil && !x.IsSlice:
-			s, ok := constString(x.Start)
-			if !ok {
-				return false, false
-			}
-			a.keys[s] = true
-		default:
-			return false, false
-		}
-		return false, true
+		return false, a.index(t.Index)
 	case gojq.TermTypeNull, gojq.TermTypeTrue, gojq.TermTypeFalse, gojq.TermTypeNumber:
 		return false, true
 	case gojq.TermTypeString:
-		if t.Str == nil {
-			return false, false
-		}
-		for _, q := range t.Str.Queries {
-			if m, ok := a.query(q); !ok || m {
-				return false, false
-			}
-		}
-		return false, true
+		return false, t.Str != nil && a.notI(t.Str.Queries...)
 	case gojq.TermTypeFunc:
-		f := t.Func
-		switch {
-		case strings.HasPrefix(f.Name, "$") && f.Name != "$__loc__" && len(f.Args) == 0:
-			return false, true
-		case f.Name == "empty" && len(f.Args) == 0:
-			return false, true
-		case f.Name == "select" && len(f.Args) == 1 && len(t.SuffixList) == 0:
-			if m, ok := a.query(f.Args[0]); !ok || m {
-				return false, false
-			}
-			return true, true
-		}
-		return false, false
+		return a.function(t)
 	case gojq.TermTypeObject:
-		for _, kv := range t.Object.KeyVals {
-			switch {
-			case kv.KeyQuery != nil:
-				if m, ok := a.query(kv.KeyQuery); !ok || m {
-					return false, false
-				}
-			case kv.KeyString != nil && len(kv.KeyString.Queries) > 0:
-				return false, false
-			}
-			if kv.Val == nil {
-				// {a} is {a: .a}; {$x} and {"a"} need no input key
-				// beyond their name.
-				switch {
-				case strings.HasPrefix(kv.Key, "$"):
-				case kv.Key != "":
-					a.keys[kv.Key] = true
-				case kv.KeyString != nil:
-					a.keys[kv.KeyString.Str] = true
-				default:
-					return false, false
-				}
-				continue
-			}
-			if m, ok := a.query(kv.Val); !ok || m {
-				return false, false
-			}
-		}
-		return false, true
+		return false, a.object(t.Object)
 	case gojq.TermTypeArray:
-		if t.Array.Query == nil {
-			return false, true
-		}
-		if m, ok := a.query(t.Array.Query); !ok || m {
-			return false, false
-		}
-		return false, true
+		return false, t.Array.Query == nil || a.notI(t.Array.Query)
 	case gojq.TermTypeQuery:
 		m, ok := a.query(t.Query)
-		if !ok {
-			return false, false
-		}
-		if m && len(t.SuffixList) > 0 {
+		if !ok || m && len(t.SuffixList) > 0 {
 			return false, false
 		}
 		return m, true
 	case gojq.TermTypeIf:
-		if m, ok := a.query(t.If.Cond); !ok || m {
-			return false, false
-		}
-		mayBeI, ok := a.query(t.If.Then)
-		if !ok {
-			return false, false
-		}
-		for _, e := range t.If.Elif {
-			if m, ok := a.query(e.Cond); !ok || m {
-				return false, false
-			}
-			m, ok := a.query(e.Then)
-			if !ok {
-				return false, false
-			}
-			mayBeI = mayBeI || m
-		}
-		if t.If.Else == nil {
-			mayBeI = true // if without else passes . through
-		} else {
-			m, ok := a.query(t.If.Else)
-			if !ok {
-				return false, false
-			}
-			mayBeI = mayBeI || m
-		}
-		if mayBeI && len(t.SuffixList) > 0 {
+		mayBeI, ok := a.ifTerm(t.If)
+		if !ok || mayBeI && len(t.SuffixList) > 0 {
 			return false, false
 		}
 		return mayBeI, true
 	}
 	return false, false
+}
+
+// notI reports queries that are understood and never yield I itself.
+func (a *keyAnalysis) notI(qs ...*gojq.Query) bool {
+	for _, q := range qs {
+		if m, ok := a.query(q); !ok || m {
+			return false
+		}
+	}
+	return true
+}
+
+// index records the key an index term reads.
+func (a *keyAnalysis) index(x *gojq.Index) bool {
+	switch {
+	case x.Name != "":
+		a.keys[x.Name] = true
+	case x.Str != nil && len(x.Str.Queries) == 0:
+		a.keys[x.Str.Str] = true
+	case x.Start != nil && x.End == nil && !x.IsSlice:
+		s, ok := constString(x.Start)
+		if !ok {
+			return false
+		}
+		a.keys[s] = true
+	default:
+		return false
+	}
+	return true
+}
+
+// function reads $var, empty and select(f).
+func (a *keyAnalysis) function(t *gojq.Term) (mayBeI bool, ok bool) {
+	f := t.Func
+	switch {
+	case strings.HasPrefix(f.Name, "$") && f.Name != "$__loc__" && len(f.Args) == 0:
+		return false, true
+	case f.Name == "empty" && len(f.Args) == 0:
+		return false, true
+	case f.Name == "select" && len(f.Args) == 1 && len(t.SuffixList) == 0:
+		if !a.notI(f.Args[0]) {
+			return false, false
+		}
+		return true, true
+	}
+	return false, false
+}
+
+// object records the keys an object construction reads.
+func (a *keyAnalysis) object(o *gojq.Object) bool {
+	for _, kv := range o.KeyVals {
+		switch {
+		case kv.KeyQuery != nil:
+			if !a.notI(kv.KeyQuery) {
+				return false
+			}
+		case kv.KeyString != nil && len(kv.KeyString.Queries) > 0:
+			return false
+		}
+		if kv.Val != nil {
+			if !a.notI(kv.Val) {
+				return false
+			}
+			continue
+		}
+		// {a} is {a: .a}; {$x} and {"a"} need no input key beyond
+		// their name.
+		switch {
+		case strings.HasPrefix(kv.Key, "$"):
+		case kv.Key != "":
+			a.keys[kv.Key] = true
+		case kv.KeyString != nil:
+			a.keys[kv.KeyString.Str] = true
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// ifTerm reads if-then-elif-else; without else it passes . through.
+func (a *keyAnalysis) ifTerm(x *gojq.If) (mayBeI bool, ok bool) {
+	if !a.notI(x.Cond) {
+		return false, false
+	}
+	mayBeI, ok = a.query(x.Then)
+	if !ok {
+		return false, false
+	}
+	for _, e := range x.Elif {
+		if !a.notI(e.Cond) {
+			return false, false
+		}
+		m, ok := a.query(e.Then)
+		if !ok {
+			return false, false
+		}
+		mayBeI = mayBeI || m
+	}
+	if x.Else == nil {
+		return true, true
+	}
+	m, ok := a.query(x.Else)
+	if !ok {
+		return false, false
+	}
+	return mayBeI || m, true
 }

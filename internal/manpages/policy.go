@@ -66,11 +66,12 @@ A jq policy run for the hook sees the same fields, without
 permission_suggestions, description or display_name, and request_id is the
 hook call's.
 
-Relative paths are judged where they land: the hook reports the directory
-the agent's Bash shell is in (claude keeps it between calls, so after
-**cd src/secret** a write to **key.pem** is src/secret/key.pem), and the
-permission request that follows is judged in the same directory. Relative
-path rules stay anchored at the session's working directory.
+The file tools' relative paths are judged where they land: the hook
+reports the directory the agent's Bash shell is in (claude keeps it between
+calls, so after **cd src/secret** a Write of **key.pem** is
+src/secret/key.pem), and the permission request that follows is judged in
+the same directory. Relative path rules stay anchored at the session's
+working directory.
 
 **--hook PreToolUse** commands run inside agentjq's hook, before the
 policies, one after the other in the order given (each only for the tools
@@ -159,15 +160,18 @@ error. A key "//" holds a comment.
     **../build**, an absolute path ending in it, ~ and ~/ for the home
     directory; not a URL). A rule naming /bin/rm holds for rm. Words may
     follow, with or without :\* (**Bash(npm publish)** denies **npm publish
-    --tag beta**). An allow rule matches the words as written. Not covered:
-    an operand the rule names after another operand in the first place
-    (**cat a .env** for **Bash(cat .env)**), a path relative to a directory
-    the command changed to (**cd src && rm -rf secret** for **Bash(rm -rf
-    src/secret)**), clusters of four letters or more (-ffdx), and a
-    program's own synonyms (git push origin +main for a force push). In
-    turn a long option without = before the subcommand is taken to maybe
-    have a value: **git --no-pager stash push** is denied by
-    **Bash(git push:\*)**.
+    --tag beta**). An allow rule matches the words as written. A deny rule
+    is about the command's words, not about what it does: the files it
+    writes or reads are the sandbox's to hold (see HOW BASH COMMANDS ARE
+    READ), so **Bash(cat .env)** is best written **Read(.env)**, which the
+    sandbox holds for every command. Not matched: an operand the rule names
+    after another operand in the first place (**cat a .env** for
+    **Bash(cat .env)**), a path relative to a directory the command changed
+    to (**cd src && rm -rf secret** for **Bash(rm -rf src/secret)**),
+    clusters of four letters or more (-ffdx), and a program's own synonyms
+    (git push origin +main for a force push). In turn a long option without
+    = before the subcommand is taken to maybe have a value: **git
+    --no-pager stash push** is denied by **Bash(git push:\*)**.
 
 **Read(**_path_**)**, **Edit(**_path_**)**, **Write(**_path_**)**
 :   gitignore-style globs: **//abs/path** from the root, **~/p** from the home
@@ -183,9 +187,25 @@ error. A key "//" holds a comment.
     names). An allow rule covers only the name as written.
 
 **WebFetch(domain:**_host_**)**
-:   the URL's host; domain:*.host matches subdomains.
+:   the URL's host; domain:*.host matches subdomains. The sandbox asks
+    about a host outside its allowed list as a **SandboxNetworkAccess**
+    request (input {"host": ...}); a WebFetch or
+    **SandboxNetworkAccess(domain:**_host_**)** rule judges it like a
+    WebFetch of that host (a bare WebFetch deny or ask covers every host, a
+    bare WebFetch allow none), otherwise the default decides.
 
 # HOW BASH COMMANDS ARE READ
+
+Every Bash command runs in the sandbox, which holds files, reads and network
+for it whatever its spelling: a write outside the project or to a protected
+control file (below) fails, a read of a file a Read rule denies fails, and
+the network reaches only the domains allowed. So the rules judge a Bash call
+by Bash rules only, by the commands it runs: what it writes, reads or
+fetches is not looked for in its text, and an allow of **Bash(python3:\*)**
+allows **python3** with any arguments, the sandbox holding what it does. A
+Bash call whose input carries **dangerouslyDisableSandbox** (claude adds it
+to rerun a command that failed in the sandbox) is denied whatever the
+policies say, on both paths.
 
 A Bash command is parsed with a real shell parser and judged by what bash
 would run, never by its text. agentjq knows a fixed set of constructs; a part
@@ -229,23 +249,18 @@ through to ask or deny. Unknown are:
 - a shell with no script operand and no -c (or with -) reads its script from
   stdin: a literal here-document or here-string is read as the script
   (**bash <<< 'ls'** is ls), anything else (**echo x | sh**, **bash < file**)
-  is unknown;
-- tools that look read-only but run programs or write files through an
-  option or their program are unknown: awk programs with system(), pipes,
-  getline from a command or print > file (and awk -f), sed scripts with the e
-  or w commands or flags (and sed -f), go -exec, -toolexec, -vettool and go
-  env -w, rg --pre, fd -x, sort --compress-program, git grep -O, git
-  --upload-pack/--receive-pack, git submodule foreach, git rebase --exec,
-  git bisect run, man -P/-H, less +cmd or -k, zip -TT, split, ed, tar other
-  than -t listing, curl -K and wget -e.
+  is unknown.
 
-Code given on a command line is opaque: python -c, perl/ruby/node -e, an
-interpreter reading its program from stdin, php -r, dc, git -c, --config-env,
---exec-path and --git-dir, make --eval, make -f - and make VAR=value, ssh -o
-ProxyCommand (or LocalCommand, Match, -F), sqlite3 .shell. An allow rule
-that matches its words allows it (**Bash(python3 -c:\*)**), but every Bash
-deny or ask rule matches it, since the code may run anything: under
-**"deny": ["Bash(curl:\*)"]**, **python3 -c '...'** is denied. Likewise a
+Code given on a command line is opaque: python -c, perl, ruby, lua, julia
+and Rscript -e, node, bun and deno -e and -p, an interpreter reading its
+program from stdin, php -r, pwsh, osascript, tclsh, dc, git -c,
+--config-env, --exec-path and --git-dir, make --eval. An allow rule that
+matches its words allows it (**Bash(python3 -c:\*)**), but every Bash deny
+or ask rule matches it, since the code may run anything: under **"deny":
+["Bash(curl:\*)"]**, **python3 -c '...'** is denied. Programs that run code
+some other way (an awk program's system(), sed's e command, rg --pre, go
+test -exec) are matched by their own words only; the sandbox holds what the
+code does. Likewise a
 runner of a subcommand (uv run, poetry run, pipenv run, pnpm exec, npm exec,
 npx, bundle exec ...) is allowed by a rule for its own words
 (**Bash(uv run pytest:\*)**), and deny and ask rules also see the command it
@@ -256,47 +271,17 @@ claude runs the user's shell when that is zsh. So an extended glob such as
 starting with an unquoted = and a name (zsh's **=rm**, the path of rm) may
 expand.
 
-Files a command writes are writes, judged by the Edit/Write rules like a
-redirection: tee's files, the targets of cp, mv, install and ln (and mv's
-sources), the operands of touch, mkdir, rm, rmdir, truncate, chmod ...,
-**dd of=**, **sort -o**, **curl -o**, **wget -O**, **git --output**,
-**time -o**, **strace -o**, **find -delete** and **-fprint**, git config
-(which writes .git/config or ~/.gitconfig), go's -o and profile flags
-(-coverprofile, -cpuprofile, -outputdir ...), uniq's and xxd's output
-operand, shuf/iconv/sdiff -o, sponge, gzip and its kin compressing in place,
-zip's archive, scp's local target, mktemp's template directory, the
-directory of git clone, git init, git worktree add and move, the paths of git
-checkout -- and git restore, git mv, git merge-file, git bundle create, git
-submodule (which writes .git/config), link, yq -i, sd, the local target of
-docker, kubectl and aws cp, the directory of gh repo clone, svn checkout and
-hg clone, npm and pip config set (~/.npmrc, .npmrc) and --prefix, --target
-and --root. A long option is read also abbreviated, as getopt_long and git
-take it (**cp --target=.git/hooks**, **sed --in**). A command that writes
-files it does not name (curl -O, wget without -O, sed -i, git clone
---template, git apply and am, git checkout-index, read-tree -u, tar -x,
-unzip, rsync, pax, jar, ditto, rename) is unknown. zsh's **>!** and **>>!**
-are unknown (bash reads them as a write to a file named !). A command that
-makes links (ln, cp -s, cp -l) may make its other paths run through a link
-that does not exist yet when it is judged: they are unknown. What a program
-agentjq does not model writes is not seen: an allow rule that covers such a
-program (**Bash(\*)** covers all) allows what it does.
-
-An input redirection (**< file**, **$(< file)**, **<> file**) is a read,
-judged by the Read rules like a Read of the file (other reads, such as
-cat's operands, are the command's own and are not).
-
-A relative write is resolved against the directory the shell is in:
-**cd**, **pushd** and **popd** are followed within the command, and the chain
-remembers where each Bash call it did not deny may have left claude's shell
-(claude keeps the shell's directory between calls). A relative write must be
-allowed in every directory the shell may be in; when that cannot be known
-(cd $X, cd -, popd, a cd in a loop or a function, more than 16 directories),
-relative writes are not allowed by any rule. **cd** cleans .. as bash's
-logical cd does (**cd -P** makes the directory unknown); a file path keeps
-its .. until its links are followed, since the kernel resolves
-**src/link/../x** from where the link leads. A command made only of cd,
-set -e, read, true and the like runs no program and is allowed; deny and ask
-rules still see it. Commands are matched whatever their length.
+The shell's directory is followed for the file tools: **cd**, **pushd** and
+**popd** are followed within the command, and the chain remembers where
+each Bash call it did not deny may have left claude's shell (claude keeps
+the shell's directory between calls), so that a relative path of a later
+Read, Edit or Write is judged in every directory the shell may be in; when
+that cannot be known (cd $X, cd -, popd, a cd in a loop or a function, more
+than 16 directories), no rule allows a relative path. **cd** cleans .. as
+bash's logical cd does (**cd -P** makes the directory unknown). A command
+made only of cd, set -e, read, true and the like runs no program and is
+allowed; deny and ask rules still see it. Commands are matched whatever
+their length.
 
 # PROTECTED CONTROL FILES
 
@@ -311,15 +296,15 @@ files (.bashrc, .bash_profile, .profile, .zshrc, .zshenv, .zprofile, .kshrc,
 npm, yarn, curl and wget run (.npmrc, .yarnrc, .curlrc, .wgetrc, .netrc),
 ~/.ssh/\*\*, ~/.config/systemd/\*\*, ~/.config/autostart/\*\*, go's
 ~/.config/go/env (GOFLAGS may name programs) and cargo's ~/.cargo/config.toml, wherever
-they are. A write to one
-(Edit, Write, MultiEdit, NotebookEdit, a Bash redirection or file-writing
-command), also through a symlink or in another case (.CLAUDE/settings.json,
-.Git/HOOKS), is denied by default, whatever jq
-policies or approvers would answer, unless an allow rule names it
-explicitly: the rule's literal part, before any wildcard, reaches into the
+they are. A write to one by a file tool
+(Edit, Write, MultiEdit, NotebookEdit), also through a symlink or in
+another case (.CLAUDE/settings.json, .Git/HOOKS), is denied by default,
+whatever jq policies or approvers would answer, unless an allow rule names
+it explicitly: the rule's literal part, before any wildcard, reaches into the
 protected file or directory. **Edit(\*\*)** and **Edit(\*.json)** do not name
 .claude/settings.json; **Edit(.claude/settings.local.json)**,
-**Edit(.claude/\*\*)** and **Edit(~/.bashrc)** do.
+**Edit(.claude/\*\*)** and **Edit(~/.bashrc)** do. A Bash command's write to one fails in the sandbox,
+which holds the same list read-only, whatever the rules allow.
 
 # PATHS
 
