@@ -23,13 +23,17 @@ const MaxApproverLine = 16 << 20
 // control_response, or a bare decision with a request_id member).
 //
 // Requests go one at a time, in the order Decide was called (the
-// semaphore's waiters are served first come, first served). An answer is
-// matched to its request by request_id only: a line for another request,
-// a second answer, a line without request_id and a line that is not
-// JSON are reported on stderr and ignored, so none of them can ever
-// answer a later request. A crash, an answer that is not a decision, a
-// line over MaxApproverLine or no answer within the timeout denies; a
-// crashed process is restarted once.
+// semaphore's waiters are served first come, first served), so at most
+// one request waits for the approver's answer. An answer is matched to
+// its request by request_id only: an answer for another request and a
+// second answer are reported on stderr and ignored, so neither can ever
+// answer a later request. A line that is not an answer (not JSON, JSON of
+// another shape that names no request, or an answer without request_id)
+// denies the request waiting at once, saying what was wrong with the line
+// (the requests queued behind it are not sent yet and are not touched);
+// the approver's later answer to that request is dropped. A crash, an
+// answer that is not a decision, a line over MaxApproverLine or no answer
+// within the timeout denies too; a crashed process is restarted once.
 type CoProcess struct {
 	opts ApproverOptions
 	sem  chan struct{}
@@ -196,8 +200,10 @@ func (c *CoProcess) Decide(ctx context.Context, req *Request) (Verdict, error) {
 }
 
 // match reads one line while req waits for its answer. mine is false for
-// a line that does not answer req; it is reported (unless it is the late
-// answer to a request given up on) and ignored.
+// a line that answers another request: it is reported (unless it is the
+// late answer to a request given up on) and ignored. A line that names no
+// request is about req, the only request the approver has been sent and
+// not answered: it denies req at once.
 func (c *CoProcess) match(req *Request, l []byte) (Verdict, bool) {
 	id, v, err := decodeAnswer(l)
 	switch {
@@ -207,10 +213,16 @@ func (c *CoProcess) match(req *Request, l []byte) (Verdict, bool) {
 			return approverDeny("the approver answered with something agentjq cannot read (%v)", err), true
 		}
 		return v, true
-	case id == "" && err != nil:
-		c.report("ignored a line that names no request (%v)", err)
 	case id == "":
-		c.report("ignored an answer without request_id (every answer must name the request it answers): %s", clip(string(bytes.TrimSpace(l)), 120))
+		// Its real answer, should one follow, comes too late.
+		c.givenUp[req.RequestID] = true
+		if err != nil {
+			c.report("request %s denied: the approver wrote a line that is not an answer (%v)", req.RequestID, err)
+			return approverDeny("the approver wrote a line that is not an answer (%v)", err), true
+		}
+		shown := clip(string(bytes.TrimSpace(l)), 120)
+		c.report("request %s denied: the approver answered without request_id (every answer must name the request it answers): %s", req.RequestID, shown)
+		return approverDeny("the approver answered without request_id (every answer must name the request it answers: %s)", shown), true
 	case c.givenUp[id]:
 		delete(c.givenUp, id)
 	default:
