@@ -156,7 +156,10 @@ type session struct {
 	sessionID   string
 	versionSeen bool
 	lastOutput  time.Time
-	inputDone   bool // our stdin reached EOF (or one-shot prompt sent)
+	// owedSince is when the agent last began to owe us output (idleFor):
+	// silence before it is not idleness.
+	owedSince time.Time
+	inputDone bool // our stdin reached EOF (or one-shot prompt sent)
 
 	interrupted, timedOut, stalled, stdoutClosed bool
 	// reaped: the session had ended normally but the agent would not exit
@@ -545,15 +548,17 @@ func (s *session) turnInFlight() bool {
 }
 
 // idleFor is how long the agent has been silent while it owed us output.
-// Waiting for our input or for an approval is not idleness.
+// Waiting for our input or for an approval is not idleness. It leaves
+// lastOutput alone: that is the agent's real silence, which the end of a
+// session waits on (settledLocked, silentFor).
 func (s *session) idleFor() time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if (s.inFlightLocked() == 0 && len(s.background) == 0 && len(s.ours) == 0) || len(s.pending) > 0 {
-		s.lastOutput = time.Now()
+		s.owedSince = time.Now()
 		return 0
 	}
-	return time.Since(s.lastOutput)
+	return time.Since(later(s.lastOutput, s.owedSince))
 }
 
 func (s *session) notify() {
