@@ -147,6 +147,7 @@ type session struct {
 	asked      map[string]bool               // every request id the agent sent us
 	addedIDs   map[string]bool               // turn ids agentjq added, until their turn ends
 	ours       map[string]*time.Timer        // our own control requests awaiting replies
+	initAt     map[string]int                // our own initialize requests: turns sent before each
 	background map[string]bool               // background task ids
 	lastResult []byte                        // the last result line, raw
 	turns      int
@@ -205,6 +206,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		asked:      map[string]bool{},
 		addedIDs:   map[string]bool{},
 		ours:       map[string]*time.Timer{},
+		initAt:     map[string]int{},
 		background: map[string]bool{},
 		denied:     map[string]bool{},
 		stderrTail: tail{max: 64 << 10},
@@ -682,11 +684,16 @@ func (s *session) sendTurn(line []byte, ours bool) {
 
 // sendOwnRequest sends a control request of agentjq's own; its reply is
 // passed through like any other line. An agent that never answers does not
-// hold the session: after ControlTimeout a warning, and it goes on.
+// hold the session: after ControlTimeout a warning, and it goes on. An
+// initialize is given up on sooner, once the agent has finished a turn
+// sent after it (passedOverLocked).
 func (s *session) sendOwnRequest(kind string, body any) {
 	s.mu.Lock()
 	s.reqSeq++
 	id := "agentjq-" + kind + "-" + strconv.Itoa(s.reqSeq)
+	if kind == "init" {
+		s.initAt[id] = s.turns
+	}
 	s.ours[id] = time.AfterFunc(s.opts.ControlTimeout, func() {
 		s.mu.Lock()
 		_, waiting := s.ours[id]
@@ -706,6 +713,30 @@ func (s *session) sendOwnRequest(kind string, body any) {
 		delete(s.ours, id)
 		s.mu.Unlock()
 	}
+}
+
+// passedOverLocked gives up on our own initialize requests that the
+// agent went past: it reads its stdin in order and answers an initialize
+// before it runs a turn written after it (the CLI does so at once), so a
+// finished turn sent after the request means no answer is coming. It
+// returns the ids given up on, to be warned of once s.mu is released.
+// s.mu is held.
+func (s *session) passedOverLocked() []string {
+	done := s.turns - len(s.open)
+	var ids []string
+	for id, before := range s.initAt {
+		t, waiting := s.ours[id]
+		switch {
+		case !waiting:
+			delete(s.initAt, id)
+		case done > before:
+			t.Stop()
+			delete(s.ours, id)
+			delete(s.initAt, id)
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 // readInput turns our stdin into agent messages.

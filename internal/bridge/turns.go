@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -194,7 +195,11 @@ func (s *session) result(line []byte, f [len(protocol.ResultKeys)][]byte) {
 	if !named && queued >= 0 {
 		s.queuedHint, s.resultAt, s.resultSeq = queued, time.Now(), s.outputSeq
 	}
+	passed := s.passedOverLocked()
 	s.mu.Unlock()
+	for _, id := range passed {
+		s.warn(protocol.WarnUnanswered, fmt.Sprintf("the agent did not answer agentjq's init request (%s) and has finished a turn sent after it; going on without it (what it registers, hooks and MCP servers, may not be active)", id))
+	}
 	s.notify()
 }
 
