@@ -136,3 +136,29 @@ func TestSpawnWithdrawWhileApproving(t *testing.T) {
 		t.Errorf("the withdrawn request's late answer was reported as a stray:\n%s", r.stderr)
 	}
 }
+
+// An approver that prints lines which are not answers (chatter, or an
+// answer in the old form without request_id) gets the request denied at
+// once, with a message that says what was wrong with the line, instead
+// of a session waiting for an answer that never comes.
+func TestSpawnApproverNonAnswerDenies(t *testing.T) {
+	for _, c := range []struct{ line, want string }{
+		{`Sure, go ahead!`, "not an answer (not JSON: Sure, go ahead!)"},
+		{`{"behavior":"allow"}`, "without request_id"},
+	} {
+		t.Run(c.line, func(t *testing.T) {
+			approver := approverScript(t, `  printf '%s\n' '`+c.line+`'`)
+			r := spawnWaits(t, "ask-quietly", nil, "--approver", approver)
+			if r.code != protocol.ExitDenied || r.outcome() != string(protocol.OutcomeDenied) {
+				t.Fatalf("exit %d, outcome %q; want %d, denied", r.code, r.outcome(), protocol.ExitDenied)
+			}
+			dec := r.events("decision")
+			if len(dec) != 1 || dec[0]["behavior"] != "deny" || dec[0]["decided_by"] != protocol.ByError || !strings.Contains(dec[0]["message"].(string), c.want) {
+				t.Errorf("decisions %v, want a deny saying %q", dec, c.want)
+			}
+			if !strings.Contains(r.log, `"request_id":"quiet1","response":{"behavior":"deny"`) {
+				t.Errorf("the agent did not get the deny:\n%s", r.log)
+			}
+		})
+	}
+}
