@@ -162,3 +162,18 @@ func TestSpawnApproverNonAnswerDenies(t *testing.T) {
 		})
 	}
 }
+
+// The real CLI, with an approver slower than --idle-timeout: the
+// approver's registration of agentjq's hook holds stdin open until the
+// agent has been quiet a moment, which the idle check must not postpone
+// for ever (it did: the session then hung after its result).
+func TestLiveSpawnIdleTimeoutWithApprover(t *testing.T) {
+	approver := approverScript(t, `  sleep 2; printf '{"request_id":"%s","behavior":"allow"}\n' "$id"`)
+	r := spawnLive(t, "", "--approver", approver, "--idle-timeout", "1s", "-p", "please WRITE banana")
+	if r.code != 0 || r.exit.Outcome != protocol.OutcomeSuccess {
+		t.Fatalf("exit %d, outcome %s; want 0, success", r.code, r.exit.Outcome)
+	}
+	if len(r.decisions) != 1 || r.decisions[0].Behavior != "allow" || r.decisions[0].DecidedBy != protocol.ByApprover {
+		t.Errorf("decisions %+v, want the approver's allow", r.decisions)
+	}
+}
