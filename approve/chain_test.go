@@ -485,3 +485,33 @@ func TestApproverGetsNoCredentials(t *testing.T) {
 		}
 	}
 }
+
+// A request withdrawn before its turn at the approver came (the agent's
+// control_cancel_request while the request before it was decided) never
+// reaches the approver, even when the approver is free by then: the
+// approver does not see it, nor get stopped for it, and the next request
+// is answered as usual.
+func TestCoProcessWithdrawnNeverSent(t *testing.T) {
+	livetest.SkipShort(t, "runs approver scripts")
+	log := filepath.Join(t.TempDir(), "seen")
+	cp := NewCoProcess(ApproverOptions{Command: `echo started >> ` + log + `; while IFS= read -r line; do id=$(printf '%s' "$line" | sed -n 's/.*"request_id":"\([^"]*\)".*/\1/p'); echo "$id" >> ` + log + `; printf '{"request_id":"%s","behavior":"allow"}\n' "$id"; done`, Stderr: io.Discard, Timeout: time.Minute})
+	defer cp.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for i := range 20 {
+		req := bashReq("x")
+		req.RequestID = fmt.Sprintf("withdrawn-%d", i)
+		if _, err := cp.Decide(ctx, req); !errors.Is(err, context.Canceled) {
+			t.Fatalf("%s: %v, want context.Canceled", req.RequestID, err)
+		}
+	}
+	next := bashReq("x")
+	next.RequestID = "next"
+	if v, err := cp.Decide(context.Background(), next); err != nil || v.Behavior != protocol.Allow {
+		t.Errorf("next request: %+v %v", v, err)
+	}
+	got, _ := os.ReadFile(log)
+	if strings.Join(strings.Fields(string(got)), " ") != "started next" {
+		t.Errorf("the approver's log %q, want it started once, for the next request only", got)
+	}
+}

@@ -140,6 +140,11 @@ func (c *CoProcess) Decide(ctx context.Context, req *Request) (Verdict, error) {
 	if c.closed {
 		return approverDeny("the approver was stopped"), nil
 	}
+	if err := ctx.Err(); err != nil {
+		// Withdrawn (or out of time) while it waited its turn: the
+		// approver never sees it.
+		return Verdict{}, err
+	}
 	if c.cmd == nil {
 		if c.crashes > 0 && c.restarts >= 1 {
 			return approverDeny("the approver %q crashed again after a restart", c.opts.Command), nil
