@@ -515,3 +515,49 @@ func TestCoProcessWithdrawnNeverSent(t *testing.T) {
 		t.Errorf("the approver's log %q, want it started once, for the next request only", got)
 	}
 }
+
+// An approver whose stdout is held open by a process outside its tree
+// (here the test itself, through /proc) does not hold agentjq once it is
+// stopped: a request it never answers is denied at its timeout, and
+// Close returns.
+func TestCoProcessStopsWithStdoutHeldElsewhere(t *testing.T) {
+	livetest.SkipShort(t, "runs approver scripts")
+	if runtime.GOOS != "linux" {
+		t.Skip("opens the approver's stdout through /proc")
+	}
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	cp := NewCoProcess(ApproverOptions{Command: `echo $$ > ` + pidFile + `; while IFS= read -r line; do :; done`, Stderr: io.Discard, Timeout: 5 * time.Second})
+	heldC := make(chan *os.File, 1)
+	go func() {
+		defer close(heldC)
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			b, err := os.ReadFile(pidFile)
+			if err != nil || len(bytes.TrimSpace(b)) == 0 {
+				continue
+			}
+			if f, err := os.OpenFile("/proc/"+string(bytes.TrimSpace(b))+"/fd/1", os.O_WRONLY, 0); err == nil {
+				heldC <- f
+			}
+			return
+		}
+	}()
+	done := make(chan Verdict, 1)
+	go func() {
+		v, _ := cp.Decide(context.Background(), bashReq("x"))
+		cp.Close()
+		done <- v
+	}()
+	select {
+	case v := <-done:
+		if v.Behavior != protocol.Deny || v.Source != protocol.ByTimeout {
+			t.Errorf("%+v, want a deny at the timeout", v)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Decide and Close did not return: the held stdout kept agentjq waiting")
+	}
+	if held := <-heldC; held == nil {
+		t.Error("the test never held the approver's stdout (nothing was tested)")
+	} else {
+		held.Close()
+	}
+}

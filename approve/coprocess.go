@@ -40,6 +40,7 @@ type CoProcess struct {
 
 	cmd      *proc.Cmd
 	stdin    io.WriteCloser
+	stdout   io.Closer
 	lines    chan approverOutput
 	crashes  int
 	restarts int
@@ -98,18 +99,38 @@ func (c *CoProcess) start() error {
 			}
 		}
 	}()
-	c.cmd, c.stdin, c.lines = cmd, stdin, lines
+	c.cmd, c.stdin, c.stdout, c.lines = cmd, stdin, stdout, lines
 	clear(c.givenUp)
 	return nil
 }
 
+// stopWait bounds how long stop waits for the approver's stdout to end
+// once its tree is killed.
+const stopWait = 2 * time.Second
+
+// stop kills the approver's tree and reads its stdout to the end. A
+// process outside the tree that holds the pipe open (one handed to
+// another manager, or any process on a system without the reaper) would
+// keep that end from coming: after stopWait agentjq stops reading.
 func (c *CoProcess) stop() {
 	if c.cmd == nil {
 		return
 	}
 	_ = c.stdin.Close()
 	c.cmd.Kill()
-	for range c.lines { // the reader ends when the approver's tree is gone
+	drained := make(chan struct{})
+	go func(lines <-chan approverOutput) {
+		defer close(drained)
+		for range lines {
+		}
+	}(c.lines)
+	t := time.NewTimer(stopWait)
+	defer t.Stop()
+	select {
+	case <-drained:
+	case <-t.C:
+		_ = c.stdout.Close()
+		<-drained
 	}
 	c.cmd = nil
 }
