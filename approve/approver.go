@@ -56,7 +56,13 @@ type approverLine struct {
 func decodeAnswer(l []byte) (id string, v Verdict, err error) {
 	var a approverLine
 	if err := decodeStrict(l, &a); err != nil {
-		return "", Verdict{}, fmt.Errorf("not JSON: %s", clip(strings.TrimSpace(string(l)), 120))
+		shown := clip(strings.TrimSpace(string(l)), 120)
+		if !json.Valid(l) {
+			return "", Verdict{}, fmt.Errorf("not JSON: %s", shown)
+		}
+		// JSON, but not an answer's shape: still, the request it names
+		// (if any) is the one it is about.
+		return namedRequest(l), Verdict{}, fmt.Errorf("not an answer (%v): %s", err, shown)
 	}
 	var pr protocol.PermissionResult
 	if a.Type == protocol.TypeControlResp {
@@ -87,6 +93,33 @@ func decodeAnswer(l []byte) (id string, v Verdict, err error) {
 		return id, Verdict{}, fmt.Errorf("behavior %q is not allow, deny or ask", pr.Behavior)
 	}
 	return id, v, nil
+}
+
+// namedRequest is the request_id a JSON line names, read loosely: a bare
+// decision's, else a control_response's; "" when it names none.
+func namedRequest(l []byte) string {
+	var a struct {
+		RequestID any `json:"request_id"`
+		Response  struct {
+			RequestID any `json:"request_id"`
+		} `json:"response"`
+	}
+	if json.Unmarshal(l, &a) != nil {
+		// Not an object, or a member of another type: look at each
+		// place on its own.
+		var m map[string]json.RawMessage
+		if json.Unmarshal(l, &m) != nil {
+			return ""
+		}
+		_ = json.Unmarshal(m["request_id"], &a.RequestID)
+		_ = json.Unmarshal(m["response"], &a.Response)
+	}
+	for _, v := range []any{a.RequestID, a.Response.RequestID} {
+		if id, ok := v.(string); ok && id != "" {
+			return id
+		}
+	}
+	return ""
 }
 
 // Hook runs a Claude Code PreToolUse hook command per request: hook input

@@ -23,19 +23,24 @@ const MaxApproverLine = 16 << 20
 // control_response, or a bare decision with a request_id member).
 //
 // Requests go one at a time, in the order Decide was called (the
-// semaphore's waiters are served first come, first served). An answer is
-// matched to its request by request_id only: a line for another request,
-// a second answer, a line without request_id and a line that is not
-// JSON are reported on stderr and ignored, so none of them can ever
-// answer a later request. A crash, an answer that is not a decision, a
-// line over MaxApproverLine or no answer within the timeout denies; a
-// crashed process is restarted once.
+// semaphore's waiters are served first come, first served), so at most
+// one request waits for the approver's answer. An answer is matched to
+// its request by request_id only: an answer for another request and a
+// second answer are reported on stderr and ignored, so neither can ever
+// answer a later request. A line that is not an answer (not JSON, JSON of
+// another shape that names no request, or an answer without request_id)
+// denies the request waiting at once, saying what was wrong with the line
+// (the requests queued behind it are not sent yet and are not touched);
+// the approver's later answer to that request is dropped. A crash, an
+// answer that is not a decision, a line over MaxApproverLine or no answer
+// within the timeout denies too; a crashed process is restarted once.
 type CoProcess struct {
 	opts ApproverOptions
 	sem  chan struct{}
 
 	cmd      *proc.Cmd
 	stdin    io.WriteCloser
+	stdout   io.Closer
 	lines    chan approverOutput
 	crashes  int
 	restarts int
@@ -94,18 +99,38 @@ func (c *CoProcess) start() error {
 			}
 		}
 	}()
-	c.cmd, c.stdin, c.lines = cmd, stdin, lines
+	c.cmd, c.stdin, c.stdout, c.lines = cmd, stdin, stdout, lines
 	clear(c.givenUp)
 	return nil
 }
 
+// stopWait bounds how long stop waits for the approver's stdout to end
+// once its tree is killed.
+const stopWait = 2 * time.Second
+
+// stop kills the approver's tree and reads its stdout to the end. A
+// process outside the tree that holds the pipe open (one handed to
+// another manager, or any process on a system without the reaper) would
+// keep that end from coming: after stopWait agentjq stops reading.
 func (c *CoProcess) stop() {
 	if c.cmd == nil {
 		return
 	}
 	_ = c.stdin.Close()
 	c.cmd.Kill()
-	for range c.lines { // the reader ends when the approver's tree is gone
+	drained := make(chan struct{})
+	go func(lines <-chan approverOutput) {
+		defer close(drained)
+		for range lines {
+		}
+	}(c.lines)
+	t := time.NewTimer(stopWait)
+	defer t.Stop()
+	select {
+	case <-drained:
+	case <-t.C:
+		_ = c.stdout.Close()
+		<-drained
 	}
 	c.cmd = nil
 }
@@ -135,6 +160,11 @@ func (c *CoProcess) Decide(ctx context.Context, req *Request) (Verdict, error) {
 	defer func() { <-c.sem }()
 	if c.closed {
 		return approverDeny("the approver was stopped"), nil
+	}
+	if err := ctx.Err(); err != nil {
+		// Withdrawn (or out of time) while it waited its turn: the
+		// approver never sees it.
+		return Verdict{}, err
 	}
 	if c.cmd == nil {
 		if c.crashes > 0 && c.restarts >= 1 {
@@ -196,8 +226,10 @@ func (c *CoProcess) Decide(ctx context.Context, req *Request) (Verdict, error) {
 }
 
 // match reads one line while req waits for its answer. mine is false for
-// a line that does not answer req; it is reported (unless it is the late
-// answer to a request given up on) and ignored.
+// a line that answers another request: it is reported (unless it is the
+// late answer to a request given up on) and ignored. A line that names no
+// request is about req, the only request the approver has been sent and
+// not answered: it denies req at once.
 func (c *CoProcess) match(req *Request, l []byte) (Verdict, bool) {
 	id, v, err := decodeAnswer(l)
 	switch {
@@ -207,10 +239,16 @@ func (c *CoProcess) match(req *Request, l []byte) (Verdict, bool) {
 			return approverDeny("the approver answered with something agentjq cannot read (%v)", err), true
 		}
 		return v, true
-	case id == "" && err != nil:
-		c.report("ignored a line that names no request (%v)", err)
 	case id == "":
-		c.report("ignored an answer without request_id (every answer must name the request it answers): %s", clip(string(bytes.TrimSpace(l)), 120))
+		// Its real answer, should one follow, comes too late.
+		c.givenUp[req.RequestID] = true
+		if err != nil {
+			c.report("request %s denied: the approver wrote a line that is not an answer (%v)", req.RequestID, err)
+			return approverDeny("the approver wrote a line that is not an answer (%v)", err), true
+		}
+		shown := clip(string(bytes.TrimSpace(l)), 120)
+		c.report("request %s denied: the approver answered without request_id (every answer must name the request it answers): %s", req.RequestID, shown)
+		return approverDeny("the approver answered without request_id (every answer must name the request it answers: %s)", shown), true
 	case c.givenUp[id]:
 		delete(c.givenUp, id)
 	default:

@@ -64,7 +64,7 @@ func isRegularFile(w any) bool {
 // for a person. Lines that could not be read were shown as warnings; the
 // exit status is then a bad input line's (5), after everything is shown.
 func runView(ctx context.Context, ios *iostreams.IO, o *filter.Options) error {
-	vo := view.Options{Color: ios.ColorOut(iostreams.ColorMode(o.ColorMode))}
+	vo := view.Options{Color: ios.ColorOut(iostreams.ColorMode(o.ColorMode)), Lenient: o.Lenient}
 	// On a terminal a prompt of spawn's may hold (termlock): wait for it.
 	out := termlock.NewWriter(ctx, ios.Out)
 	if len(o.Files) == 0 {

@@ -99,6 +99,7 @@ var exitTables = map[string][]manpages.ExitRow{
 		{Code: "1", Meaning: "with --as-agent, the client sent something else than the recording holds (reported with the seq and a diff); with --check, breaking drift in some recording (a key, line kind or list member gone, a type or vocabulary value changed); any other error"},
 		{Code: "2", Meaning: "usage error"},
 		{Code: "3", Meaning: "with --check, compatible drift only: keys, line kinds or list members added, nothing gone or changed"},
+		{Code: "5", Meaning: "a recording could not be read: a bad entry, a msg that is not a JSON object, a gzip file cut off or damaged (reported as FILE:LINE; --lenient reads the last two as agentjq once did)"},
 		{Code: "N", Meaning: "with --as-agent, the recorded agent's exit status; with --inject exit@SEQ:N, N"},
 	},
 }

@@ -25,7 +25,7 @@ type ReplayCmd struct {
 
 	AsAgent bool          `help:"Stand in for the agent: read the client's stdin, write the recorded output, check what the client sends (a mismatch is reported with the recording's seq and a diff, exit 1). The agent's flags are accepted and ignored, so a two-line shim (#!/bin/sh / exec agentjq replay --as-agent REC -- \"$$@\") can be spawn's --bin."`
 	Wait    time.Duration `default:"30s" help:"With --as-agent: how long to wait for each recorded input."`
-	Lenient bool          `help:"With --as-agent: answer a client control request the recording lacks with a success instead of failing (an initialize, with the recorded initialize reply; a client's initialize the recording lacks is always answered so)."`
+	Lenient bool          `help:"Read a damaged recording as far as it goes, as agentjq once did: a msg that is not a JSON object as it is, a gzip file cut off up to the cut (with a warning); without it both are an error naming FILE:LINE (exit 5). With --as-agent, also answer a client control request the recording lacks with a success instead of failing (an initialize, with the recorded initialize reply; a client's initialize the recording lacks is always answered so)."`
 	Inject  []string      `sep:"none" placeholder:"FAULT" help:"Inject a fault: truncate@SEQ, garbage@SEQ, oversize@SEQ[:SIZE], delay@SEQ:DUR, drop@SEQ, exit@SEQ[:CODE], drop-result; SEQ may be a type (result, control_request/can_use_tool)."`
 
 	Check   bool   `help:"Drift check: re-run each recording against the agent installed now (or compare it with --against), print where the shape of the agent's output drifted, each finding graded, and name both agent versions. Compatible: a key, a line kind or a member of a meaningful list (init's tools, capabilities, slash commands...) added. Breaking: one of those gone, a JSON type or a vocabulary value (tool name, permission mode) changed, a line of another kind in its place. Timing (not drift): a line at another place within its turn; key order is never compared. Exit 0: no drift (or timing only); 3: compatible drift only; 1: breaking drift. Several recordings end with one summary table and the worst exit status. Interrupts are sent at the recorded point, after the recorded pause. The recording's --hook, --mcp-tool and --mcp-server commands are run again: check only recordings you trust."`
@@ -103,10 +103,10 @@ func (c *ReplayCmd) Run(ctx context.Context, ios *iostreams.IO) error {
 		if err != nil {
 			return err
 		}
-		h, entries, err := recording.ReadAll(f, c.File, warn)
+		h, entries, err := recording.Read(f, c.File, recording.ReadOptions{Lenient: c.Lenient, Warn: warn})
 		f.Close()
 		if err != nil {
-			return err
+			return replayExit(err)
 		}
 		if c.AfterSeq > 0 {
 			return usageError("--after-seq does not go with --as-agent")
@@ -123,7 +123,7 @@ func (c *ReplayCmd) Run(ctx context.Context, ios *iostreams.IO) error {
 		return err
 	}
 	defer closeIn()
-	opts := replay.PlayOptions{Speed: speed, IdleLimit: c.IdleLimit, AfterSeq: c.AfterSeq, Faults: faults, Warn: warn}
+	opts := replay.PlayOptions{Speed: speed, IdleLimit: c.IdleLimit, AfterSeq: c.AfterSeq, Faults: faults, Warn: warn, Lenient: c.Lenient}
 	if c.Stderr {
 		opts.Stderr = ios.Err
 	}
@@ -135,11 +135,16 @@ func (c *ReplayCmd) Run(ctx context.Context, ios *iostreams.IO) error {
 }
 
 // replayExit maps replay's errors to exit statuses: an injected or
-// recorded exit code as it is, a mismatch as 1 with its report.
+// recorded exit code as it is, a mismatch as 1 with its report, a
+// recording that cannot be read (FILE:LINE) as 5.
 func replayExit(err error) error {
 	var ee *replay.ExitError
 	if errors.As(err, &ee) {
 		return silentExit(ee.Code)
+	}
+	var bad *recording.LineError
+	if errors.As(err, &bad) {
+		return &exitError{code: ExitBadRecording, err: err}
 	}
 	var me *replay.MismatchError
 	if errors.As(err, &me) {
@@ -159,11 +164,17 @@ func openInput(ios *iostreams.IO, path string) (io.Reader, func(), error) {
 	return f, func() { f.Close() }, nil
 }
 
-func readRecordingFile(ios *iostreams.IO, path string) (recording.Header, []recording.Entry, error) {
+// ExitBadRecording is replay's exit status for a recording it cannot
+// read (a bad entry, a msg that is not an object, a gzip file cut off),
+// as filter's for a bad input line.
+const ExitBadRecording = 5
+
+func readRecordingFile(ios *iostreams.IO, path string, lenient bool) (recording.Header, []recording.Entry, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return recording.Header{}, nil, err
 	}
 	defer f.Close()
-	return recording.ReadAll(f, path, func(err error) { fmt.Fprintf(ios.Err, "agentjq: warning: %v\n", err) })
+	return recording.Read(f, path, recording.ReadOptions{Lenient: lenient,
+		Warn: func(err error) { fmt.Fprintf(ios.Err, "agentjq: warning: %v\n", err) }})
 }

@@ -242,10 +242,14 @@ type checkResult struct {
 	updated bool
 }
 
-// exitCode is the result's exit status: an error is 1, like breaking
-// drift; a recording --update replaced is 0.
+// exitCode is the result's exit status: a recording that cannot be read
+// is 5, another error 1, like breaking drift; a recording --update
+// replaced is 0.
 func (r checkResult) exitCode() int {
+	var bad *recording.LineError
 	switch {
+	case errors.As(r.err, &bad):
+		return ExitBadRecording
 	case r.err != nil:
 		return protocol.ExitError
 	case r.updated:
@@ -299,7 +303,7 @@ func (c *ReplayCmd) check(ctx context.Context, ios *iostreams.IO) error {
 	}
 	for _, r := range results {
 		if r.err != nil && len(results) == 1 {
-			return r.err
+			return replayExit(r.err)
 		}
 	}
 	return silentExit(worst)
@@ -325,7 +329,7 @@ func worseExit(a, b int) int {
 // checkOne checks one recording and prints its report.
 func (c *ReplayCmd) checkOne(ctx context.Context, ios *iostreams.IO, file string, agentArgs []string) checkResult {
 	res := checkResult{file: file}
-	oldH, old, err := readRecordingFile(ios, file)
+	oldH, old, err := readRecordingFile(ios, file, c.Lenient)
 	if err != nil {
 		res.err = err
 		return res
@@ -346,7 +350,7 @@ func (c *ReplayCmd) checkOne(ctx context.Context, ios *iostreams.IO, file string
 			notes = append(notes, stuck)
 		}
 	}
-	curH, cur, err := readRecordingFile(ios, against)
+	curH, cur, err := readRecordingFile(ios, against, c.Lenient)
 	if err != nil {
 		res.err = err
 		return res

@@ -41,6 +41,7 @@ var Flags = []FlagDoc{
 	{"M", "monochrome-output", "", "Never colour the JSON."},
 	{"", "color", "WHEN", "Colour the JSON: auto (on a terminal, unless NO_COLOR or TERM=dumb), always or never."},
 	{"", "view", "", "Render the stream for a person instead of running a program."},
+	{"", "lenient", "", "Read a damaged recording as far as it goes: a msg that is not an object as it is, a gzip file cut off up to the cut (a warning); without it both are bad input lines (exit 5)."},
 	{"h", "help", "", "Show this help."},
 }
 
@@ -84,6 +85,8 @@ type Options struct {
 	LibDirs   []string
 	View      bool
 	Help      bool
+	// Lenient is --lenient (recording.Lines.Lenient).
+	Lenient bool
 
 	// Environ is $ENV and env (KEY=VALUE pairs).
 	Environ []string
@@ -286,6 +289,8 @@ func (o *Options) apply(long string, vals []string, mode *string) error {
 		}
 	case "view":
 		o.View = true
+	case "lenient":
+		o.Lenient = true
 	case "help":
 		o.Help = true
 	default:

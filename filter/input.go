@@ -27,6 +27,7 @@ type lineReader struct {
 	dir     string
 	rawMode bool // -R: no recording detection
 	seq     bool // --seq: drop RS separators
+	lenient bool // --lenient: recording.Lines.Lenient
 
 	next    int           // index of the next file
 	br      *bufio.Reader // the current input, for readAll (-R -s)
@@ -101,6 +102,7 @@ func (r *lineReader) reset(rd io.Reader, name string) {
 	r.name = name
 	r.lines = recording.NewLines(r.br, name)
 	r.lines.Raw = r.rawMode
+	r.lines.Lenient = r.lenient
 	r.lines.Warn = func(err error) { r.warning = err.Error() }
 }
 

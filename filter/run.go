@@ -43,7 +43,7 @@ func Run(ctx context.Context, in io.Reader, out, errOut io.Writer, o *Options) e
 			seq: o.Seq, color: o.Color},
 	}
 	e.bw = bufio.NewWriterSize(out, 64<<10)
-	e.lr = &lineReader{ctx: ctx, stdin: in, files: o.Files, dir: o.Dir, rawMode: o.RawInput, seq: o.Seq}
+	e.lr = &lineReader{ctx: ctx, stdin: in, files: o.Files, dir: o.Dir, rawMode: o.RawInput, seq: o.Seq, lenient: o.Lenient}
 	defer func() {
 		if e.lr != nil {
 			e.lr.close()

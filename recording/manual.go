@@ -147,6 +147,17 @@ file trails the session by milliseconds. If agentjq is killed, every complete li
 may be cut off. Readers accept a cut-off last line with a warning and ignore
 it; a bad line elsewhere is an error naming its line number.
 
+# STRICT READING
+
+Every reader of recordings (**replay**, **replay --as-agent**, **replay --check**,
+**filter**, **filter --view**, **approve test**) reads them through one reader, and
+reads strictly: an entry whose **msg** is not a JSON object (every line of the
+protocol is one), and a gzip-compressed file that ends early or is damaged (not
+what was written: its end, and the check of its contents, are missing), are
+errors naming FILE:LINE; **replay** and **filter** then exit 5. Their
+**--lenient** keeps the older reading: such a **msg** is read as it is, and a
+cut-off gzip file is read up to the cut, with a warning.
+
 ` + redact.Manual + `
 # COMPATIBILITY
 

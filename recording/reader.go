@@ -12,9 +12,15 @@ import (
 	"github.com/agentjq/agentjq/internal/protocol"
 )
 
-// ErrTruncated reports a last line cut off mid-write (the recorder was
-// killed). Readers warn and treat it as the end.
+// ErrTruncated reports an input cut off: a recording's last line cut off
+// mid-write (the recorder was killed), which readers warn of and treat
+// as the end, or a compressed input that ends early (or is damaged),
+// which is a *LineError unless Lenient (Lines).
 var ErrTruncated = errors.New("recording: last line is truncated (the recorder was probably killed); ignored")
+
+// ErrNotObject reports a recorded msg that is not a JSON object (every
+// line of the protocol is one).
+var ErrNotObject = errors.New("msg is not a JSON object")
 
 // LineError is a bad line of an input, named FILE:LINE.
 type LineError struct {
@@ -33,25 +39,36 @@ func (e *LineError) Unwrap() error { return e.Err }
 // payload, with its direction). Either may be gzip-compressed. It is the
 // one reader behind filter, filter --view, approve test and replay.
 //
-// A recording's bad entry is a *LineError and reading may go on; a
-// recording's last line cut off mid-write is reported to Warn
-// (ErrTruncated) and ends the input, as a killed recorder leaves it.
+// A recording's bad entry is a *LineError and reading may go on; so is
+// an entry whose msg is not a JSON object (ErrNotObject). A gzip stream
+// that ends early or is damaged is a *LineError (ErrTruncated) that ends
+// the input: the file is not what was written. A recording's last line
+// cut off mid-write, as a killed recorder leaves a plain file, is
+// reported to Warn (ErrTruncated) and ends the input. Lenient keeps the
+// older reading: a msg of any JSON value is read as it is, and a cut-off
+// gzip stream is read up to the cut, with the warning.
 type Lines struct {
 	// Name names the input in errors (a file name, "<stdin>").
 	Name string
 	// Raw reads every line as it is: no recording detection (filter -R).
 	Raw bool
-	// Warn, if set, receives the truncated-last-line warning.
+	// Lenient reads a damaged input as far as it goes (see above).
+	Lenient bool
+	// Warn, if set, receives the truncated-input warning (Lenient).
 	Warn func(error)
 
 	src     io.Reader
 	br      *bufio.Reader
 	num     int
 	started bool
+	gz      bool
 	rec     bool
 	header  Header
 	long    []byte
 	eof     bool
+	// readErr is why reading stopped before the end of the input (a
+	// gzip stream cut off or damaged); nil at a clean end.
+	readErr error
 	// pending is the first line, read to tell a raw stream from a
 	// recording: Next returns it first.
 	pending *Line
@@ -90,6 +107,7 @@ func (l *Lines) start() error {
 			return &LineError{l.Name, 1, fmt.Errorf("gzip: %w", err)}
 		}
 		l.br = bufio.NewReaderSize(zr, linesBufSize)
+		l.gz = true
 	}
 	if l.Raw {
 		return nil
@@ -120,7 +138,8 @@ func (l *Lines) start() error {
 func (l *Lines) Recording() (Header, bool) { return l.header, l.rec }
 
 // readLine reads up to and excluding '\n'; a last line without one
-// counts (l.eof is then set).
+// counts (l.eof is then set, and l.readErr when the input did not end
+// cleanly).
 func (l *Lines) readLine() ([]byte, error) {
 	b, err := l.br.ReadSlice('\n')
 	if err == nil {
@@ -128,6 +147,7 @@ func (l *Lines) readLine() ([]byte, error) {
 		return b[:len(b)-1], nil
 	}
 	if !errors.Is(err, bufio.ErrBufferFull) {
+		l.noteEnd(err)
 		if len(b) == 0 {
 			return nil, err
 		}
@@ -144,12 +164,51 @@ func (l *Lines) readLine() ([]byte, error) {
 			return l.long[:len(l.long)-1], nil
 		}
 		if !errors.Is(err, bufio.ErrBufferFull) {
+			l.noteEnd(err)
 			l.num++
 			l.eof = true
 			return l.long, nil
 		}
 	}
 }
+
+// noteEnd keeps why reading stopped when it was not the input's clean
+// end: a gzip stream cut off (io.ErrUnexpectedEOF) or damaged.
+func (l *Lines) noteEnd(err error) {
+	if l.gz && !errors.Is(err, io.EOF) {
+		l.readErr = err
+	}
+}
+
+// truncated is the error (strict) or warning (Lenient) for a
+// compressed input cut off (or damaged) at its line n: why names the cut.
+func (l *Lines) truncated(n int, why error) error {
+	if l.Lenient {
+		return l.warnCut(n)
+	}
+	l.eof = true
+	return &LineError{l.Name, n, cutError{why}}
+}
+
+// warnCut reports a last line cut off at line n to Warn and ends the
+// input.
+func (l *Lines) warnCut(n int) error {
+	if l.Warn != nil {
+		l.Warn(fmt.Errorf("%s:%d: %w", l.Name, n, ErrTruncated))
+	}
+	return io.EOF
+}
+
+// cutError is a strict reader's ErrTruncated.
+type cutError struct{ why error }
+
+func (e cutError) Error() string {
+	return "the recording is cut off here (" + e.why.Error() + "); --lenient reads it up to the cut"
+}
+
+func (e cutError) Is(target error) bool { return target == ErrTruncated }
+
+func (e cutError) Unwrap() error { return e.why }
 
 // Next returns the next line: io.EOF at the end, a *LineError for a bad
 // recording header or entry (call Next again to go on), or another error
@@ -173,10 +232,19 @@ func (l *Lines) Next() (Line, error) {
 			if errors.Is(err, io.EOF) {
 				return Line{}, io.EOF
 			}
+			if l.readErr != nil {
+				// Cut off (or damaged) where a line would start.
+				return Line{Name: l.Name, Num: l.num + 1}, l.truncated(l.num+1, l.readErr)
+			}
 			return Line{}, fmt.Errorf("%s: %w", l.Name, err)
 		}
 		text = bytes.TrimRight(text, "\r")
 		ln := Line{Text: text, Name: l.Name, Num: l.num}
+		if l.readErr != nil && !l.Lenient {
+			// What a cut-off gzip stream gave of its last line is not
+			// the line (and a raw line so cut is no better).
+			return ln, l.truncated(l.num, l.readErr)
+		}
 		if !l.rec {
 			return ln, nil
 		}
@@ -189,13 +257,15 @@ func (l *Lines) Next() (Line, error) {
 		}
 		if perr != nil {
 			if l.eof {
-				// No newline at the end and unparsable: cut off mid-write.
-				if l.Warn != nil {
-					l.Warn(fmt.Errorf("%s:%d: %w", l.Name, l.num, ErrTruncated))
-				}
-				return Line{}, io.EOF
+				// No newline at the end and unparsable: cut off mid-write,
+				// as a killed recorder leaves a plain file (a cut-off gzip
+				// stream got here only when Lenient).
+				return Line{}, l.warnCut(l.num)
 			}
 			return ln, &LineError{l.Name, l.num, perr}
+		}
+		if e.Msg != nil && !l.Lenient && !isObject(e.Msg) {
+			return ln, &LineError{l.Name, l.num, fmt.Errorf("%w (%s); --lenient reads it as it is", ErrNotObject, clip(e.Msg, 40))}
 		}
 		ln.Dir, ln.Entry = e.Dir, e
 		if e.Msg != nil {
@@ -205,6 +275,20 @@ func (l *Lines) Next() (Line, error) {
 		}
 		return ln, nil
 	}
+}
+
+// isObject reports whether msg, valid JSON, is an object.
+func isObject(msg []byte) bool {
+	msg = bytes.TrimLeft(msg, " \t\r\n")
+	return len(msg) > 0 && msg[0] == '{'
+}
+
+// clip shortens b for a message.
+func clip(b []byte, n int) string {
+	if len(b) > n {
+		return string(b[:n]) + "..."
+	}
+	return string(b)
 }
 
 // Reader reads a recording entry by entry: Lines that insists on a
@@ -248,13 +332,28 @@ func (r *Reader) Next() (Entry, error) {
 	return e, nil
 }
 
-// ReadAll reads a whole recording into memory; name names it in errors.
+// ReadOptions configure Read.
+type ReadOptions struct {
+	// Lenient is Lines.Lenient: a damaged recording read as far as it
+	// goes, its cut reported to Warn.
+	Lenient bool
+	Warn    func(error)
+}
+
+// ReadAll reads a whole recording into memory, strictly (Lines); name
+// names it in errors.
 func ReadAll(r io.Reader, name string, warn func(error)) (Header, []Entry, error) {
+	return Read(r, name, ReadOptions{Warn: warn})
+}
+
+// Read reads a whole recording into memory; name names it in errors.
+func Read(r io.Reader, name string, opts ReadOptions) (Header, []Entry, error) {
 	rr, h, err := NewReader(r, name)
 	if err != nil {
 		return Header{}, nil, err
 	}
-	rr.SetWarn(warn)
+	rr.Lines.Lenient = opts.Lenient
+	rr.SetWarn(opts.Warn)
 	var entries []Entry
 	for {
 		e, err := rr.Next()

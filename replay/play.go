@@ -31,6 +31,9 @@ type PlayOptions struct {
 	Faults []Fault
 	// Warn receives warnings (a truncated last line).
 	Warn func(error)
+	// Lenient reads a damaged recording as far as it goes
+	// (recording.Lines.Lenient).
+	Lenient bool
 	// Sleep waits d or until ctx ends; nil is a real timer. Tests fake it.
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Now is the clock that goes with Sleep; nil is time.Now.
@@ -102,6 +105,7 @@ func Play(ctx context.Context, r io.Reader, name string, w io.Writer, opts PlayO
 		return err
 	}
 	rr.SetWarn(opts.Warn)
+	rr.Lines.Lenient = opts.Lenient
 	bw := bufio.NewWriterSize(w, 256<<10)
 	out := &emitter{w: bw, faults: opts.Faults, sleep: opts.Sleep}
 	p := pacer{speed: opts.Speed, idle: opts.IdleLimit}

@@ -33,6 +33,9 @@ type Options struct {
 	// Width is the column budget of one-line summaries (tool calls,
 	// results, requests). Assistant text is never cut. 0 means 100.
 	Width int
+	// Lenient reads a damaged recording as far as it goes
+	// (recording.Lines.Lenient).
+	Lenient bool
 }
 
 // DefaultWidth is the width used when Options.Width is 0.
@@ -47,6 +50,7 @@ const DefaultWidth = 100
 func Render(ctx context.Context, r io.Reader, name string, w io.Writer, opts Options) error {
 	rn := New(w, opts)
 	lines := recording.NewLines(r, name)
+	lines.Lenient = opts.Lenient
 	lines.Warn = func(err error) {
 		rn.put(0, rn.st.yellow.Sprint("⚠"), rn.st.yellow.Sprint(err.Error()))
 	}

@@ -36,7 +36,7 @@ func (s *session) tooDeep(ctx context.Context, n int, head protocol.Head, line [
 		// Too deep to be classified whole: its fields are read now.
 		var f [len(protocol.ResultKeys)][]byte
 		copy(f[:], protocol.Fields(line, protocol.ResultKeys[:]...))
-		s.result(line, f)
+		s.warnPassedOver(s.result(line, f))
 	}
 }
 

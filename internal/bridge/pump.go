@@ -310,9 +310,10 @@ func (s *session) agentLine(ctx context.Context, n int, kind lineKind, head prot
 		// The turn is ended before anyone sees its result: a client that
 		// writes its next turn on seeing it finds nothing in flight (so
 		// that turn is not marked as one the agent may fold).
-		s.result(line, head.Result)
+		passed := s.result(line, head.Result)
 		s.tap(protocol.DirOut, line, head.Known)
 		s.passOut(withNL)
+		s.warnPassedOver(passed)
 		return
 	}
 	s.watch(head, line)

@@ -158,6 +158,7 @@ type session struct {
 	asked      map[string]bool               // every request id the agent sent us
 	addedIDs   map[string]bool               // turn ids agentjq added, until their turn ends
 	ours       map[string]*time.Timer        // our own control requests awaiting replies
+	initAt     map[string]int                // our own initialize requests: turns sent before each
 	background map[string]bool               // background task ids
 	lastResult []byte                        // the last result line, raw
 	turns      int
@@ -167,7 +168,10 @@ type session struct {
 	sessionID   string
 	versionSeen bool
 	lastOutput  time.Time
-	inputDone   bool // our stdin reached EOF (or one-shot prompt sent)
+	// owedSince is when the agent last began to owe us output (idleFor):
+	// silence before it is not idleness.
+	owedSince time.Time
+	inputDone bool // our stdin reached EOF (or one-shot prompt sent)
 
 	interrupted, timedOut, stalled, stdoutClosed bool
 	// reaped: the session had ended normally but the agent would not exit
@@ -213,6 +217,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		asked:      map[string]bool{},
 		addedIDs:   map[string]bool{},
 		ours:       map[string]*time.Timer{},
+		initAt:     map[string]int{},
 		background: map[string]bool{},
 		denied:     map[string]bool{},
 		stderrTail: tail{max: 64 << 10},
@@ -558,15 +563,17 @@ func (s *session) turnInFlight() bool {
 }
 
 // idleFor is how long the agent has been silent while it owed us output.
-// Waiting for our input or for an approval is not idleness.
+// Waiting for our input or for an approval is not idleness. It leaves
+// lastOutput alone: that is the agent's real silence, which the end of a
+// session waits on (settledLocked, silentFor).
 func (s *session) idleFor() time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if (s.inFlightLocked() == 0 && len(s.background) == 0 && len(s.ours) == 0) || len(s.pending) > 0 {
-		s.lastOutput = time.Now()
+		s.owedSince = time.Now()
 		return 0
 	}
-	return time.Since(s.lastOutput)
+	return time.Since(later(s.lastOutput, s.owedSince))
 }
 
 func (s *session) notify() {
@@ -690,11 +697,16 @@ func (s *session) sendTurn(line []byte, ours bool) {
 
 // sendOwnRequest sends a control request of agentjq's own; its reply is
 // passed through like any other line. An agent that never answers does not
-// hold the session: after ControlTimeout a warning, and it goes on.
+// hold the session: after ControlTimeout a warning, and it goes on. An
+// initialize is given up on sooner, once the agent has finished a turn
+// sent after it (passedOverLocked).
 func (s *session) sendOwnRequest(kind string, body any) {
 	s.mu.Lock()
 	s.reqSeq++
 	id := "agentjq-" + kind + "-" + strconv.Itoa(s.reqSeq)
+	if kind == "init" {
+		s.initAt[id] = s.turns
+	}
 	s.ours[id] = time.AfterFunc(s.opts.ControlTimeout, func() {
 		s.mu.Lock()
 		_, waiting := s.ours[id]
@@ -714,6 +726,30 @@ func (s *session) sendOwnRequest(kind string, body any) {
 		delete(s.ours, id)
 		s.mu.Unlock()
 	}
+}
+
+// passedOverLocked gives up on our own initialize requests that the
+// agent went past: it reads its stdin in order and answers an initialize
+// before it runs a turn written after it (the CLI does so at once), so a
+// finished turn sent after the request means no answer is coming. It
+// returns the ids given up on, to be warned of once s.mu is released.
+// s.mu is held.
+func (s *session) passedOverLocked() []string {
+	done := s.turns - len(s.open)
+	var ids []string
+	for id, before := range s.initAt {
+		t, waiting := s.ours[id]
+		switch {
+		case !waiting:
+			delete(s.initAt, id)
+		case done > before:
+			t.Stop()
+			delete(s.ours, id)
+			delete(s.initAt, id)
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 // readInput turns our stdin into agent messages.

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -152,8 +153,9 @@ func (s *session) inFlightLocked() int {
 // result counts the turns a result answers. Only what the session needs
 // now is read: f, the line's values of protocol.ResultKeys, which the
 // scan that classified it found; the last result is kept raw and decoded
-// once, for the outcome.
-func (s *session) result(line []byte, f [len(protocol.ResultKeys)][]byte) {
+// once, for the outcome. It returns the ids of agentjq's own initialize
+// requests given up on (passedOverLocked), for warnPassedOver.
+func (s *session) result(line []byte, f [len(protocol.ResultKeys)][]byte) (passedOver []string) {
 	// Only the ids are needed: read them where they lie rather than decode
 	// the inputs they come with.
 	var denials []string
@@ -194,8 +196,18 @@ func (s *session) result(line []byte, f [len(protocol.ResultKeys)][]byte) {
 	if !named && queued >= 0 {
 		s.queuedHint, s.resultAt, s.resultSeq = queued, time.Now(), s.outputSeq
 	}
+	passed := s.passedOverLocked()
 	s.mu.Unlock()
 	s.notify()
+	return passed
+}
+
+// warnPassedOver warns of the initialize requests a result showed the
+// agent went past (result), once the result itself is passed on.
+func (s *session) warnPassedOver(ids []string) {
+	for _, id := range ids {
+		s.warn(protocol.WarnUnanswered, fmt.Sprintf("the agent did not answer agentjq's init request (%s) and has finished a turn sent after it; going on without it (what it registers, hooks and MCP servers, may not be active)", id))
+	}
 }
 
 // lifecycle follows command_lifecycle: a turn completed or cancelled is no

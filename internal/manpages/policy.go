@@ -377,12 +377,17 @@ or a bare decision with a request_id member:
 
     {"request_id":"ID","behavior":"deny","message":"not on a Friday"}
 
-Requests are sent one at a time, in the order agentjq asks. An answer counts
-only for the request whose request_id it names: a line for another request, a
-second answer, a line without request_id and a line that is not JSON are
-reported on stderr and ignored, so none of them can answer a later request.
-An answer for the request that is not a decision, a crash, a line over 16 MiB
-or no answer within the approval timeout denies; a crashed approver is
+Requests are sent one at a time, in the order agentjq asks, so at most one
+waits for an answer. An answer counts only for the request whose request_id
+it names: an answer for another request and a second answer are reported on
+stderr and ignored, so neither can answer a later request. Every line of the
+approver's stdout must be an answer: a line that is not one (not JSON, JSON
+of another shape, an answer without request_id) denies the request waiting,
+at once, with a message that says what was wrong with the line (requests
+queued behind it are not sent yet and are not touched), and the approver's
+later answer to that request is dropped. Chatter belongs on stderr. An
+answer for the request that is not a decision, a crash, a line over 16 MiB
+or no answer within the approval timeout denies too; a crashed approver is
 restarted once. **agentjq approve** itself speaks this protocol, so it can be
 spawn's approver.
 

@@ -33,6 +33,12 @@
 //	deep-request       ask can_use_tool "deep1" with an input nested 10001 deep (valid JSON
 //	                   deeper than the scanner reads), then a PreToolUse hook_callback "deep2"
 //	                   as deep, then end the turn with a result as deep
+//	ask-quietly        answer initialize, read a turn, ask can_use_tool "quiet1" (a Bash ls) and
+//	                   write nothing until the answer comes, then a result per turn
+//	withdraw           answer initialize, read a turn, ask can_use_tool "wd1", wait until the file
+//	                   $AGENTJQ_FAKE_WAIT_FILE exists (the approver is deciding), withdraw "wd1" with
+//	                   control_cancel_request, ask can_use_tool "wd2", and after its answer write a
+//	                   result; then a result per turn
 //
 // AGENTJQ_FAKE_LOG names a file that receives every stdin line ("IN ..."),
 // the agent's pid ("PID n") and any child's ("CHILD n").
@@ -204,6 +210,38 @@ func Main(scenario string) int {
 		}
 		text(out, "view line after")
 		fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"result":"done","num_turns":1,"session_id":"talk"}`)
+		return resultPerTurn()
+	case scenario == "ask-quietly", scenario == "withdraw":
+		first, ok := readLine()
+		if m, _ := parseMessage(first); ok && m.Request.Subtype == "initialize" {
+			fmt.Fprintf(out, `{"type":"control_response","response":{"subtype":"success","request_id":%q,"response":{}}}`+"\n", m.RequestID)
+			readLine() // the turn
+		}
+		fmt.Fprintln(out, `{"type":"system","subtype":"init","session_id":"q1","claude_code_version":"2.1.332","tools":["Bash"],"permissionMode":"default"}`)
+		ask := func(id string) {
+			fmt.Fprintf(out, `{"type":"control_request","request_id":%q,"request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls"},"tool_use_id":"toolu_%s"}}`+"\n", id, id)
+		}
+		if scenario == "ask-quietly" {
+			ask("quiet1")
+			if !waitResponse("quiet1") {
+				return 1
+			}
+		} else {
+			ask("wd1")
+			wait, until := os.Getenv("AGENTJQ_FAKE_WAIT_FILE"), time.Now().Add(time.Minute)
+			for wait != "" && time.Now().Before(until) {
+				if _, err := os.Stat(wait); err == nil {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			fmt.Fprintln(out, `{"type":"control_cancel_request","request_id":"wd1"}`)
+			ask("wd2")
+			if !waitResponse("wd2") {
+				return 1
+			}
+		}
+		fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"result":"done","num_turns":1,"session_id":"q1"}`)
 		return resultPerTurn()
 	case scenario == "deep-request":
 		readLine()
