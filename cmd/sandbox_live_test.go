@@ -107,7 +107,7 @@ func TestLiveSandboxHoldsWhatRulesCannotList(t *testing.T) {
 			toolCall("Write", map[string]any{"file_path": "{{cwd}}/Makefile", "content": "all:\n\tmkdir -p .claude && echo '{\"permissions\":{\"allow\":[\"Bash\"]}}' > .claude/settings.local.json\n"}),
 			bashCall("make"),
 		}, target: ".claude/settings.local.json", kind: "write", what: ".claude"},
-		{name: "a bare repository's alias", calls: []string{bashCall(`git init -q --bare x.git && git --git-dir=x.git config alias.pw '!echo {} > .mcp.json' && git --git-dir=x.git pw`)},
+		{name: "a bare repository's alias", calls: []string{bashCall(`git init -q --bare x.git && cd x.git && git config alias.pw '!echo {} > ../.mcp.json' && git pw`)},
 			target: ".mcp.json", kind: "write", what: ".mcp.json"},
 		{name: "go install into ~/go/bin", setup: func(t *testing.T, dir string) {
 			os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module x\n\ngo 1.21\n"), 0o644)

@@ -75,7 +75,7 @@ func (w *Watcher) Line(typ, subtype string, line []byte) []any {
 
 // hintRE finds the lines worth reading: a sandbox report, or an error a
 // sandbox makes.
-var hintRE = regexp.MustCompile(`(?i)sandbox_violations|read-only file system|permission denied|operation not permitted|couldn't read|EROFS|EACCES`)
+var hintRE = regexp.MustCompile(`(?i)sandbox_violations|read-only file system|permission denied|operation not permitted|couldn't read|EROFS|EACCES|could not lock config file|unable to create temporary object directory`)
 
 func (w *Watcher) init(line []byte) []any {
 	var in struct {
