@@ -346,7 +346,12 @@ func (p *Prompter) addSession(req *Request) []string {
 			if u.bareBash {
 				continue
 			}
-			texts = append(texts, suggest(u, req.Cwd))
+			// A part agentjq cannot read (a command chosen at run time)
+			// would need the bare Bash rule, which allows every command
+			// for the rest of the session: that part is asked again.
+			if r := suggest(u, req.Cwd); r != "Bash" {
+				texts = append(texts, r)
+			}
 		}
 	case "SandboxNetworkAccess":
 		// The person allowed one host, not the network.

@@ -182,6 +182,36 @@ func TestPromptAlwaysAddsSessionRule(t *testing.T) {
 	}
 }
 
+// TestPromptAlwaysNeverAllowsEveryCommand: "always" on a command with a
+// part chosen at run time adds no rule for that part (a bare Bash rule
+// would allow every command for the session): the next such call asks.
+func TestPromptAlwaysNeverAllowsEveryCommand(t *testing.T) {
+	tty := newFakeTTY(t)
+	p := NewPrompter(tty, "/home/u")
+	ctx := context.Background()
+	for _, cmd := range []string{"$(curl -s x.example) --flag", "echo ok && $TOOL run"} {
+		ch := decideAsync(p, ctx, bashReq(cmd))
+		tty.waitFor(t, "[i]nterrupt: ")
+		tty.typeLine(t, "a")
+		if r := wait(t, ch); r.v.Behavior != protocol.Allow {
+			t.Fatalf("%s: always: %+v", cmd, r.v)
+		}
+	}
+	for _, rule := range p.SessionRules() {
+		if rule == "Bash" {
+			t.Fatalf("session rules %q hold the bare Bash rule", p.SessionRules())
+		}
+	}
+	ch := decideAsync(p, ctx, bashReq("rm -rf /"))
+	tty.waitFor(t, "[i]nterrupt: ")
+	tty.typeLine(t, "n")
+	tty.waitFor(t, "(optional): ")
+	tty.typeLine(t, "")
+	if r := wait(t, ch); r.v.Behavior != protocol.Deny {
+		t.Errorf("an unrelated command after the always answers: %+v", r.v)
+	}
+}
+
 func TestPromptCancelled(t *testing.T) {
 	tty := newFakeTTY(t)
 	p := NewPrompter(tty, "")
