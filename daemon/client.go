@@ -154,9 +154,18 @@ func (c *client) overflow() {
 		Reason: fmt.Sprintf("the client fell behind (%d bytes queued, nothing taken for %s); resume with session.resume from the last seq received",
 			c.queued(), c.srv.opts.StallTimeout), LastSeq: last})
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2e9)
-		defer cancel()
-		_ = c.conn.WriteRaw(ctx, msg)
+		// The notice waits behind the write that is stuck, if any: it is
+		// given noticeWait, and the connection is closed either way (the
+		// stuck write then fails).
+		wait := c.srv.noticeWait
+		wrote := make(chan struct{})
+		go func() {
+			defer close(wrote)
+			ctx, cancel := context.WithTimeout(context.Background(), wait)
+			defer cancel()
+			_ = c.conn.WriteRaw(ctx, msg)
+		}()
+		bridge.WaitBounded(wrote, wait)
 		c.conn.CloseWithReason("overloaded: fell behind; resume by seq")
 	}()
 }

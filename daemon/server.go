@@ -92,6 +92,8 @@ type Server struct {
 
 	socketPath string
 	port       int
+	// noticeWait bounds the wait to tell a dropped client why (2s).
+	noticeWait time.Duration
 }
 
 // New prepares a Server: the home directory, the token.
@@ -131,11 +133,12 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		opts:     opts,
-		token:    hex.EncodeToString(b),
-		sessions: map[string]*Session{},
-		clients:  map[*client]struct{}{},
-		shutdown: make(chan struct{}),
+		opts:       opts,
+		token:      hex.EncodeToString(b),
+		sessions:   map[string]*Session{},
+		clients:    map[*client]struct{}{},
+		shutdown:   make(chan struct{}),
+		noticeWait: 2 * time.Second,
 	}
 	s.approvals = newApprovals(s)
 	if opts.Allowlist != "" {

@@ -399,14 +399,19 @@ func Main(scenario string) int {
 			}
 		}
 	case strings.HasPrefix(scenario, "burst-exit:"):
-		// burst-exit:N writes N lines of about 1 KiB and a result in one
-		// burst, more than a pipe holds, and exits without waiting for
-		// its stdin to end.
+		// burst-exit:N[:SIZE] writes N lines of about SIZE bytes (1000)
+		// and a result in one burst, more than a pipe holds, and exits
+		// without waiting for its stdin to end.
 		var n int
-		fmt.Sscan(strings.TrimPrefix(scenario, "burst-exit:"), &n)
+		size := 1000
+		parts := strings.Split(strings.TrimPrefix(scenario, "burst-exit:"), ":")
+		fmt.Sscan(parts[0], &n)
+		if len(parts) > 1 {
+			fmt.Sscan(parts[1], &size)
+		}
 		readLine()
 		w := bufio.NewWriterSize(out, 1<<20)
-		pad := strings.Repeat("x", 1000)
+		pad := strings.Repeat("x", size)
 		for i := 0; i < n; i++ {
 			fmt.Fprintf(w, `{"type":"assistant","n":%d,"message":{"content":[{"type":"text","text":"%s"}]}}`+"\n", i, pad)
 		}
