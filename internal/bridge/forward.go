@@ -28,9 +28,10 @@ import (
 // PreToolUse guard (Options.Guard) is one of those hooks, so the policy
 // also sees the calls the agent runs without asking. Every
 // agent request gets exactly one answer: a second one is dropped with a
-// warning. The session's stdin closes when the client's does, its exit
-// status is the agent's, and SIGINT, SIGTERM and SIGHUP are passed on to
-// the agent.
+// warning. The session's stdin closes when the client's has and agentjq
+// owes the agent no answer (forwardReadyToClose), its exit status is the
+// agent's, and SIGINT, SIGTERM and SIGHUP are passed on to the agent (a
+// third in a row kills it).
 type Forward struct {
 	// Events receives agentjq's own events, a line each; nil drops them
 	// (the tap still sees them).
