@@ -20,9 +20,10 @@ import (
 // jsonrpc.Conn would queue what its handler has not taken, and drop the
 // daemon itself past 4,096 messages on a busy machine).
 type countingClient struct {
-	t    *testing.T
-	conn net.Conn
-	done chan struct{}
+	t     testing.TB
+	conn  net.Conn
+	done  chan struct{}
+	pause time.Duration // before each message read: a slow reader
 
 	gateMu sync.Mutex
 	gate   chan struct{} // closed while reading
@@ -38,7 +39,7 @@ type countingClient struct {
 	disconnect json.RawMessage
 }
 
-func connectCounting(t *testing.T, srv *Server) *countingClient {
+func connectCounting(t testing.TB, srv *Server) *countingClient {
 	t.Helper()
 	x, y := net.Pipe()
 	go srv.ServeStream(context.Background(), jsonrpc.NewLineStream(x, x, x), true)
@@ -58,6 +59,9 @@ func (cc *countingClient) read() {
 		gate := cc.gate
 		cc.gateMu.Unlock()
 		<-gate
+		if cc.pause > 0 {
+			time.Sleep(cc.pause)
+		}
 		b, err := r.Read(context.Background())
 		if err != nil {
 			return
@@ -126,7 +130,7 @@ func (cc *countingClient) resume() {
 	cc.gateMu.Unlock()
 }
 
-func queueServer(t *testing.T, scenario string, opts Options) *Server {
+func queueServer(t testing.TB, scenario string, opts Options) *Server {
 	if testing.Short() {
 		t.Skip("-short")
 	}
@@ -135,7 +139,7 @@ func queueServer(t *testing.T, scenario string, opts Options) *Server {
 	return offlineServer(t, opts)
 }
 
-func startSubscribed(t *testing.T, srv *Server, clients []*countingClient) string {
+func startSubscribed(t testing.TB, srv *Server, clients []*countingClient) string {
 	t.Helper()
 	var cr CreateResult
 	clients[0].call("session.create", CreateParams{Workdir: t.TempDir()}, &cr)
@@ -241,5 +245,92 @@ func TestStalledSubscriberDropped(t *testing.T) {
 	defer reading.mu.Unlock()
 	if reading.disconnect != nil || reading.gap || int64(reading.n) != s.lastSeq() {
 		t.Errorf("the reading subscriber: %d events of %d, gap %v, dropped: %s", reading.n, s.lastSeq(), reading.gap, reading.disconnect)
+	}
+}
+
+// BenchmarkQueueReaders measures the queues with three subscribers of one
+// session of 12,000 agent lines written 500µs apart (at least; 24,000
+// events): one pausing 400µs before each message it reads, one 600µs (it
+// falls behind while the agent writes), and one that stops reading at
+// once. The two readers must keep every event (dropped 0); the stalled
+// one must be dropped after the stall bound (10 s), and get its notice
+// once it reads again. Reported per subscriber: events received, dropped
+// (1 or 0), the most its queue held, and for the stalled one the notice
+// (1 or 0) and the seconds from the prompt until it was dropped.
+func BenchmarkQueueReaders(b *testing.B) {
+	for range b.N {
+		srv := queueServer(b, "ticker:12000:500us", Options{})
+		// The stalled client reads again once dropped: it then gets the
+		// notice (a client that never reads again is closed after 2s).
+		srv.noticeWait = time.Minute
+		fast, slow, stalled := connectCounting(b, srv), connectCounting(b, srv), connectCounting(b, srv)
+		fast.pause, slow.pause = 400*time.Microsecond, 600*time.Microsecond
+		sid := startSubscribed(b, srv, []*countingClient{fast, slow, stalled})
+		stalled.stop()
+		server := func(i int) *client { // the daemon's side of client i, by creation order
+			srv.mu.Lock()
+			defer srv.mu.Unlock()
+			for c := range srv.clients {
+				if c.id == fmt.Sprintf("client-%d", i) {
+					return c
+				}
+			}
+			return nil
+		}
+		srv.mu.Lock()
+		first := srv.nextCli - 2 // fast, slow, stalled were the last three
+		srv.mu.Unlock()
+		start := time.Now()
+		fast.call("session.prompt", PromptParams{SessionID: sid, Text: "go"}, nil)
+		maxq := [3]int{}
+		var droppedAt time.Duration
+		for {
+			done := true
+			for i, cc := range []*countingClient{fast, slow} {
+				cc.mu.Lock()
+				done = done && (cc.turnDone || cc.disconnect != nil)
+				cc.mu.Unlock()
+				if c := server(first + i); c != nil {
+					maxq[i] = max(maxq[i], c.queued())
+				}
+			}
+			if c := server(first + 2); c != nil {
+				maxq[2] = max(maxq[2], c.queued())
+				if droppedAt == 0 && c.dropped.Load() {
+					droppedAt = time.Since(start)
+					stalled.resume()
+				}
+			}
+			if done || time.Since(start) > 120*time.Second {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		if droppedAt == 0 {
+			b.Error("the stalled subscriber was not dropped")
+			stalled.resume()
+		}
+		<-stalled.done
+		s, _ := srv.session(sid)
+		for i, cc := range []*countingClient{fast, slow, stalled} {
+			name := []string{"reader400us", "reader600us", "stalled"}[i]
+			cc.mu.Lock()
+			dropped, notice := 0.0, 0.0
+			if cc.disconnect != nil {
+				dropped, notice = 1, 1
+			}
+			if i == 2 && droppedAt > 0 {
+				dropped = 1
+			}
+			b.ReportMetric(float64(cc.n), name+"-events")
+			b.ReportMetric(dropped, name+"-dropped")
+			if i == 2 {
+				b.ReportMetric(notice, name+"-notice")
+			}
+			b.ReportMetric(float64(maxq[i])/(1<<20), name+"-max-queued-MiB")
+			cc.mu.Unlock()
+		}
+		b.ReportMetric(droppedAt.Seconds(), "stalled-dropped-after-s")
+		b.ReportMetric(float64(s.lastSeq()), "session-events")
 	}
 }
