@@ -57,11 +57,18 @@ type front struct {
 // readOut false leaves its stdout unread: a stalled reader.
 func startFront(t *testing.T, bin, scenario string, readOut bool, args ...string) *front {
 	t.Helper()
+	return startFrontEnv(t, bin, scenario, readOut, nil, args...)
+}
+
+// startFrontEnv is startFront with env added (a later value wins).
+func startFrontEnv(t *testing.T, bin, scenario string, readOut bool, env []string, args ...string) *front {
+	t.Helper()
 	f := &front{t: t, log: filepath.Join(t.TempDir(), "fake.log"), marker: proctest.Marker(t),
 		stderr: new(bytes.Buffer), added: make(chan struct{}, 1), done: make(chan struct{})}
 	f.cmd = exec.Command(bin, args...)
 	f.cmd.Env = append(os.Environ(), fakeagent.Scenario+"="+scenario, fakeagent.Log+"="+f.log,
 		faultGraceEnv, "AGENTJQ_LEAK_MARKER="+f.marker, "AGENTJQ_HOME="+t.TempDir())
+	f.cmd.Env = append(f.cmd.Env, env...)
 	f.cmd.Stderr = &syncWriter{w: f.stderr, mu: &f.mu}
 	f.stdin, _ = f.cmd.StdinPipe()
 	out, _ := f.cmd.StdoutPipe()
@@ -258,6 +265,19 @@ func frontCases() []frontCase {
 		acpSignalCase("SIGTERM mid-turn, the agent ignoring interrupt and SIGTERM", syscall.SIGTERM, "mid-turn"),
 		acpSignalCase("SIGINT mid-turn, the agent ignoring interrupt and SIGTERM", syscall.SIGINT, "mid-turn"),
 		acpSignalCase("SIGHUP mid-turn, the agent ignoring interrupt and SIGTERM", syscall.SIGHUP, "mid-turn"),
+		{"acp", "three SIGINTs mid-turn kill an agent that ignores interrupt and SIGTERM", func(t *testing.T, bin string) {
+			// A grace far longer than the deadline: only the signals
+			// can end it in time.
+			f := startFrontEnv(t, bin, "ignore-interrupt", true, []string{"AGENTJQ_GRACE=1m"}, "acp", "--bin", os.Args[0])
+			sid := f.acpOpen()
+			f.prompt(3, sid, "HANG on")
+			f.waitLog("HANG on")
+			for range 3 {
+				f.cmd.Process.Signal(syscall.SIGINT)
+				time.Sleep(50 * time.Millisecond)
+			}
+			f.exit()
+		}},
 		{"acp", "SIGTERM with a stalled editor reader and a flooding agent", func(t *testing.T, bin string) {
 			f := startFront(t, bin, "flood", false, "acp", "--bin", os.Args[0])
 			f.request(1, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
@@ -353,6 +373,19 @@ func frontCases() []frontCase {
 				t.Errorf("the failed session is listed: %s", l)
 			}
 			f.stdin.Close()
+			f.exit()
+		}},
+		{"serve", "three SIGTERMs mid-turn kill an agent that ignores interrupt and SIGTERM", func(t *testing.T, bin string) {
+			f := startFrontEnv(t, bin, "ignore-interrupt", true, []string{"AGENTJQ_GRACE=1m"}, "serve", "--stdio", "--bin", os.Args[0])
+			f.request(1, "session.create", map[string]any{"workdir": t.TempDir()})
+			res, _ := f.response(1)["result"].(map[string]any)
+			f.request(2, "session.prompt", map[string]any{"sessionId": res["sessionId"], "text": "HANG on"})
+			f.response(2)
+			f.waitLog("HANG on")
+			for range 3 {
+				f.cmd.Process.Signal(syscall.SIGTERM)
+				time.Sleep(50 * time.Millisecond)
+			}
 			f.exit()
 		}},
 		{"serve", "SIGTERM mid-turn, the agent ignoring interrupt and SIGTERM", func(t *testing.T, bin string) {
