@@ -43,6 +43,7 @@ type front struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
+	out    io.ReadCloser
 	log    string // the fake agent's log
 	marker string
 	stderr *bytes.Buffer
@@ -72,6 +73,7 @@ func startFrontEnv(t *testing.T, bin, scenario string, readOut bool, env []strin
 	f.cmd.Stderr = &syncWriter{w: f.stderr, mu: &f.mu}
 	f.stdin, _ = f.cmd.StdinPipe()
 	out, _ := f.cmd.StdoutPipe()
+	f.out = out
 	if err := f.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -295,6 +297,18 @@ func frontCases() []frontCase {
 			time.Sleep(300 * time.Millisecond)
 			f.stdin.Close()
 			f.exit()
+		}},
+		{"acp", "the editor closes its end of stdout, then stdin", func(t *testing.T, bin string) {
+			f := startFront(t, bin, "ignore-interrupt", true, "acp", "--bin", os.Args[0])
+			sid := f.acpOpen()
+			f.out.Close()
+			f.prompt(3, sid, "hello") // its updates and answer meet a closed pipe
+			f.waitLog("hello")
+			f.stdin.Close()
+			f.exit()
+			if ws, ok := f.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				t.Errorf("agentjq was killed by %v", ws.Signal())
+			}
 		}},
 		{"acp", "session/cancel against an agent that ignores interrupt", func(t *testing.T, bin string) {
 			f := startFront(t, bin, "ignore-interrupt", true, "acp", "--bin", os.Args[0])

@@ -133,16 +133,22 @@ func (l *Lifecycle) Signals() int {
 }
 
 // Notify routes SIGINT, SIGTERM and SIGHUP to Signal until stop is
-// called.
+// called. SIGPIPE is handled too, and dropped: a client that closed the
+// front end's stdout makes a write fail (the front end then ends as for
+// a client gone), rather than killing agentjq under its sessions. (It is
+// handled, not ignored: an ignored SIGPIPE would stay ignored in the
+// agents.)
 func (l *Lifecycle) Notify() (stop func()) {
 	ch := make(chan os.Signal, 4)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
 	done := make(chan struct{})
 	go func() {
 		for {
 			select {
 			case sig := <-ch:
-				l.Signal(sig)
+				if sig != syscall.SIGPIPE {
+					l.Signal(sig)
+				}
 			case <-done:
 				return
 			}
