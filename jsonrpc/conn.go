@@ -158,6 +158,11 @@ func (c *Conn) readLoop() {
 			c.shutdown(err)
 			return
 		}
+		if c.ctx.Err() != nil {
+			// Ended while this read was blocked: Run has returned, and
+			// nothing more is dispatched or delivered.
+			return
+		}
 		if err := c.receive(b); err != nil {
 			c.shutdown(err)
 			return
