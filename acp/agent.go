@@ -66,15 +66,22 @@ type Options struct {
 	Stderr io.Writer
 	// ControlTimeout bounds the wait for the agent's answer to set_mode.
 	ControlTimeout time.Duration
+	// Lifecycle passes the front end's signals to every session (nil: a
+	// Lifecycle of Grace that gets none); Grace is each shutdown stage's
+	// wait, session/cancel's bound and the stalled editor's (0: 5s).
+	Lifecycle *bridge.Lifecycle
+	Grace     time.Duration
 }
 
 // Agent is one ACP connection and its sessions.
 type Agent struct {
 	opts Options
 	conn *jsonrpc.Conn
+	life *bridge.Lifecycle
 
 	mu       sync.Mutex
 	sessions map[string]*session
+	closing  bool // no new sessions: the front end is ending
 	wg       sync.WaitGroup
 
 	// asks are the requests agentjq sent the client (request_permission),
@@ -86,6 +93,13 @@ type Agent struct {
 
 // Serve speaks ACP on r and w until the client closes r (or ctx ends),
 // then ends every session and waits for them.
+//
+// Its end is the bridge's lifecycle: when r ends, every request received
+// is still answered (a prompt in flight is interrupted and answered), for
+// at most the Lifecycle's bound; when ctx ends (the first signal), idle
+// sessions end at once and running turns are interrupted, later signals
+// escalating each session as under spawn. An editor that stops reading w
+// is abandoned after a grace.
 func Serve(ctx context.Context, r io.Reader, w io.Writer, closer io.Closer, opts Options) error {
 	if opts.Stderr == nil {
 		opts.Stderr = io.Discard
@@ -96,14 +110,44 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, closer io.Closer, opts
 	if opts.ControlTimeout <= 0 {
 		opts.ControlTimeout = 30 * time.Second
 	}
-	a := &Agent{opts: opts, sessions: map[string]*session{}, asks: map[string]chan *jsonrpc.Response{}}
-	a.conn = jsonrpc.NewConn(jsonrpc.NewLineStream(r, w, closer), jsonrpc.Options{
+	if opts.Grace <= 0 {
+		opts.Grace = 5 * time.Second
+	}
+	life := opts.Lifecycle
+	if life == nil {
+		life = bridge.NewLifecycle(opts.Grace)
+	}
+	out := bridge.NewPeerWriter(w, opts.Grace)
+	a := &Agent{opts: opts, life: life, sessions: map[string]*session{}, asks: map[string]chan *jsonrpc.Response{}}
+	a.conn = jsonrpc.NewConn(jsonrpc.NewLineStream(r, out, closer), jsonrpc.Options{
 		Handler:    a.handle,
 		OnResponse: a.response,
 		Logf:       func(f string, args ...any) { fmt.Fprintf(opts.Stderr, "agentjq acp: "+f+"\n", args...) },
+		// At EOF the sessions end, so that the prompts in flight are
+		// answered within the drain.
+		Drain: life.Bound(),
+		OnEOF: a.closeAll,
 	})
 	err := a.conn.Run(ctx)
+	a.closeAll()
+	all := make(chan struct{})
+	go func() { a.wg.Wait(); close(all) }()
+	if !bridge.WaitBounded(all, life.Bound()) {
+		fmt.Fprintf(opts.Stderr, "agentjq acp: sessions still ending %s after the end; leaving them\n", life.Bound())
+	}
+	if lost := out.Close(); lost > 0 {
+		fmt.Fprintf(opts.Stderr, "agentjq acp: stdout is not being read; gave up on the last %d bytes\n", lost)
+	}
+	if errors.Is(err, io.EOF) || ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// closeAll ends every session (see session.close).
+func (a *Agent) closeAll() {
 	a.mu.Lock()
+	a.closing = true
 	open := make([]*session, 0, len(a.sessions))
 	for _, s := range a.sessions {
 		open = append(open, s)
@@ -112,11 +156,6 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, closer io.Closer, opts
 	for _, s := range open {
 		s.close()
 	}
-	a.wg.Wait()
-	if errors.Is(err, io.EOF) {
-		return nil
-	}
-	return err
 }
 
 // errCode is an ACP error: JSON-RPC codes, -32002 for a missing resource.
@@ -245,19 +284,29 @@ func (a *Agent) newSession(cwd string, mcp []MCPServer, id string, resume bool) 
 			return nil, errCode(jsonrpc.CodeInvalidParams, "MCP server %q: %s servers are not supported (see mcpCapabilities)", m.Name, m.Type)
 		}
 	}
+	select {
+	case <-a.life.Ending():
+		return nil, errCode(jsonrpc.CodeInternalError, "agentjq is shutting down")
+	default:
+	}
 	s := newSession(a, id)
 	cfg := SessionConfig{ID: id, Cwd: cwd, MCPServers: mcp, Resume: resume, Person: s}
 	if a.opts.RecordDir != "" {
 		cfg.Record = nextSegment(a.opts.RecordDir, id)
 	}
+	s.cfg = cfg
 	opts, done, err := a.opts.Start(cfg)
 	if err != nil {
 		return nil, errCode(jsonrpc.CodeInternalError, "starting the session: %v", err)
 	}
 	a.mu.Lock()
-	if a.sessions[id] != nil {
+	if a.sessions[id] != nil || a.closing {
+		closing := a.closing
 		a.mu.Unlock()
 		done()
+		if closing {
+			return nil, errCode(jsonrpc.CodeInternalError, "agentjq is shutting down")
+		}
 		return nil, errCode(jsonrpc.CodeInvalidParams, "session %s is already open", id)
 	}
 	a.sessions[id] = s

@@ -20,11 +20,12 @@ import (
 
 // session is one ACP session: one bridge.Run session of claude.
 type session struct {
-	a  *Agent
-	id string
+	a   *Agent
+	id  string
+	cfg SessionConfig // how it was started; a restart resumes it
 
-	inMu  sync.Mutex
-	stdin *io.PipeWriter // turns and control requests for the bridge
+	inMu  sync.Mutex     // one line at a time to the bridge
+	stdin *io.PipeWriter // turns and control requests for the bridge (mu)
 	// stdinR is the bridge's end, made with the session so that a prompt
 	// right after session/new has somewhere to go.
 	stdinR *io.PipeReader
@@ -42,11 +43,26 @@ type session struct {
 	denied  map[string]bool        // "always reject" answers by denyKey
 	endedC  chan struct{}
 	signals chan os.Signal // to the bridge: SIGTERM ends the session
+	// gen counts the agents the session ran: a cancel the agent ignored
+	// stops it, and the session goes on in a new one (resumed). Lines of
+	// an earlier agent answer no turn.
+	gen     int
+	restart bool // the agent is being stopped for a new one
+	closed  bool // close was called: no restart
 }
 
 type turn struct {
 	done      chan turnEnd
 	cancelled bool
+}
+
+// finish answers the turn once: a result, a cancel that ran out of
+// patience, and the session's end may race.
+func (t *turn) finish(e turnEnd) {
+	select {
+	case t.done <- e:
+	default:
+	}
 }
 
 type turnEnd struct {
@@ -62,7 +78,7 @@ func newSession(a *Agent, id string) *session {
 	r, w := io.Pipe()
 	return &session{stdin: w, stdinR: r, a: a, id: id, mode: a.opts.Mode, perms: map[int]context.CancelCauseFunc{},
 		ctrl: map[string]chan string{}, rules: map[string]string{}, denied: map[string]bool{}, endedC: make(chan struct{}),
-		signals: make(chan os.Signal, 1)}
+		signals: make(chan os.Signal, 4)}
 }
 
 func (s *session) modes() sessionModeState {
@@ -81,9 +97,58 @@ func (s *session) modes() sessionModeState {
 	return m
 }
 
-// run runs the bridge session and maps its stdout until it ends.
+// run runs the bridge session and maps its stdout until it ends. When a
+// cancel had to stop the agent (it ignored the interrupt), the session
+// goes on in a new agent that resumes it; if that cannot start, the
+// session ends saying why.
 func (s *session) run(opts bridge.Options, done func() error) {
-	inR := s.stdinR
+	detach := s.a.life.Attach(s.signals)
+	defer detach()
+	for {
+		rep, err := s.runOnce(opts, done)
+		why := "the agent's session ended"
+		switch {
+		case err != nil:
+			why = err.Error()
+		case rep.Err != "":
+			why = fmt.Sprintf("the agent's session ended (%s): %s", rep.Outcome, rep.Err)
+		}
+		s.mu.Lock()
+		again := s.restart && !s.closed
+		s.restart = false
+		s.mu.Unlock()
+		if !again {
+			s.end(why)
+			return
+		}
+		// Signals meant for the agent stopped are not the new one's.
+		for len(s.signals) > 0 {
+			<-s.signals
+		}
+		cfg := s.cfg
+		cfg.Resume = true
+		if s.a.opts.RecordDir != "" {
+			cfg.Record = nextSegment(s.a.opts.RecordDir, s.id)
+		}
+		var serr error
+		opts, done, serr = s.a.opts.Start(cfg)
+		if serr != nil {
+			why = fmt.Sprintf("the agent ignored session/cancel and was stopped; starting a new one failed: %v", serr)
+			s.mu.Lock()
+			r := s.stdinR
+			s.mu.Unlock()
+			r.CloseWithError(errors.New(why))
+			s.end(why)
+			return
+		}
+	}
+}
+
+// runOnce runs one agent for the session.
+func (s *session) runOnce(opts bridge.Options, done func() error) (bridge.Report, error) {
+	s.mu.Lock()
+	inR, gen := s.stdinR, s.gen
+	s.mu.Unlock()
 	outR, outW := io.Pipe()
 	opts.Stdin, opts.Stdout = inR, outW
 	opts.Signals = s.signals
@@ -91,7 +156,7 @@ func (s *session) run(opts bridge.Options, done func() error) {
 		opts.Stderr = s.a.opts.Stderr
 	}
 	mapped := make(chan struct{})
-	go func() { defer close(mapped); s.mapOutput(outR) }()
+	go func() { defer close(mapped); s.mapOutput(outR, gen) }()
 	rep, err := bridge.Run(context.Background(), opts)
 	outW.Close()
 	inR.Close()
@@ -101,14 +166,7 @@ func (s *session) run(opts bridge.Options, done func() error) {
 			fmt.Fprintf(s.a.opts.Stderr, "agentjq acp: session %s: %v\n", s.id, derr)
 		}
 	}
-	why := "the agent's session ended"
-	switch {
-	case err != nil:
-		why = err.Error()
-	case rep.Err != "":
-		why = fmt.Sprintf("the agent's session ended (%s): %s", rep.Outcome, rep.Err)
-	}
-	s.end(why)
+	return rep, err
 }
 
 func (s *session) end(why string) {
@@ -130,7 +188,11 @@ func (s *session) end(why string) {
 	close(s.endedC)
 	s.mu.Unlock()
 	if t != nil {
-		t.done <- turnEnd{err: errCode(jsonrpc.CodeInternalError, "%s", why)}
+		stop := turnEnd{err: errCode(jsonrpc.CodeInternalError, "%s", why)}
+		if t.cancelled {
+			stop = turnEnd{stop: StopCancelled}
+		}
+		t.finish(stop)
 	}
 }
 
@@ -138,29 +200,47 @@ func (s *session) end(why string) {
 // close stdin, SIGTERM, SIGKILL, a grace period each), as SIGTERM does
 // for spawn: a running turn has nobody left to read it, and an agent that
 // ignores the interrupt must not keep the session, or agentjq, alive.
-// With no turn running, closing stdin is the session's normal end.
+// With no turn running, closing stdin is the session's normal end. When
+// the front end's signals started the end, the session has them already.
 func (s *session) close() {
 	s.mu.Lock()
 	running := s.turn != nil
+	s.closed = true
 	s.mu.Unlock()
-	if running {
-		select {
-		case s.signals <- syscall.SIGTERM:
-		default:
+	term := func() {
+		if s.a.life.Signals() == 0 {
+			select {
+			case s.signals <- syscall.SIGTERM:
+			default:
+			}
 		}
 	}
-	s.inMu.Lock()
-	defer s.inMu.Unlock()
-	s.stdin.Close()
+	if running {
+		term()
+	} else {
+		// An agent that goes on writing after its stdin closed (the
+		// bridge waits while it does) is stopped a grace later.
+		time.AfterFunc(s.a.opts.Grace, func() {
+			select {
+			case <-s.endedC:
+			default:
+				term()
+			}
+		})
+	}
+	s.mu.Lock()
+	w := s.stdin
+	s.mu.Unlock()
+	w.Close()
 }
 
-func (s *session) mapOutput(r io.Reader) {
+func (s *session) mapOutput(r io.Reader, gen int) {
 	m := NewMapper()
 	br := newLineReader(r)
 	for {
 		line, err := br()
 		if len(line) > 0 {
-			s.handleLine(m, line)
+			s.handleLine(m, line, gen)
 		}
 		if err != nil {
 			// Whatever the bridge writes must be read, or it stalls.
@@ -170,8 +250,15 @@ func (s *session) mapOutput(r io.Reader) {
 	}
 }
 
-func (s *session) handleLine(m *Mapper, line []byte) {
+func (s *session) handleLine(m *Mapper, line []byte, gen int) {
 	out := m.Line(protocol.DirOut, line)
+	s.mu.Lock()
+	stale := gen != s.gen
+	s.mu.Unlock()
+	if stale {
+		// The agent a cancel stopped: its late lines answer no turn.
+		return
+	}
 	for _, u := range out.Updates {
 		s.a.notify(s.id, u)
 	}
@@ -186,7 +273,7 @@ func (s *session) handleLine(m *Mapper, line []byte) {
 			if err != nil {
 				err = errCode(jsonrpc.CodeInternalError, "%v", err)
 			}
-			t.done <- turnEnd{stop: stop, err: err}
+			t.finish(turnEnd{stop: stop, err: err})
 		}
 	case out.ControlID != "":
 		s.mu.Lock()
@@ -228,7 +315,10 @@ func newLineReader(r io.Reader) func() ([]byte, error) {
 func (s *session) writeLine(line []byte) error {
 	s.inMu.Lock()
 	defer s.inMu.Unlock()
-	_, err := s.stdin.Write(append(line, '\n'))
+	s.mu.Lock()
+	w := s.stdin
+	s.mu.Unlock()
+	_, err := w.Write(append(line, '\n'))
 	return err
 }
 
@@ -315,14 +405,19 @@ func turnContent(blocks []json.RawMessage) ([]map[string]string, error) {
 }
 
 // cancel interrupts the running turn; every open permission request is
-// answered as cancelled (a deny that stops the turn).
+// answered as cancelled (a deny that stops the turn). An agent that does
+// not end the turn within a grace is stopped as spawn's second SIGINT
+// stops it (close its stdin, SIGTERM, then SIGKILL), the prompt is
+// answered cancelled at once, and the session goes on in a new agent
+// that resumes it (run).
 func (s *session) cancel() {
 	s.mu.Lock()
 	if s.turn == nil || s.ended {
 		s.mu.Unlock()
 		return
 	}
-	s.turn.cancelled = true
+	t := s.turn
+	t.cancelled = true
 	for _, c := range s.perms {
 		c(errCancelled)
 	}
@@ -332,6 +427,37 @@ func (s *session) cancel() {
 	line, _ := json.Marshal(map[string]any{"type": "control_request", "request_id": id,
 		"request": map[string]string{"subtype": protocol.SubInterrupt}})
 	s.writeLine(line)
+	time.AfterFunc(s.a.opts.Grace, func() { s.cancelOverdue(t) })
+}
+
+// cancelOverdue stops an agent that did not end turn t after session/cancel.
+func (s *session) cancelOverdue(t *turn) {
+	s.mu.Lock()
+	if s.turn != t || s.ended || s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.turn = nil
+	s.restart = true
+	s.gen++
+	s.mu.Unlock()
+	fmt.Fprintf(s.a.opts.Stderr, "agentjq acp: session %s: the agent did not end the turn within %s of session/cancel; stopping it and resuming the session in a new one\n", s.id, s.a.opts.Grace)
+	t.finish(turnEnd{stop: StopCancelled})
+	// Later prompts go to the new agent; the old one's input ends.
+	r, w := io.Pipe()
+	s.mu.Lock()
+	old := s.stdin
+	s.stdin, s.stdinR = w, r
+	s.mu.Unlock()
+	old.Close()
+	// spawn's first and second SIGINT: interrupt, then SIGTERM (and the
+	// bridge's SIGKILL a grace later).
+	for range 2 {
+		select {
+		case s.signals <- syscall.SIGINT:
+		default:
+		}
+	}
 }
 
 // setMode is set_permission_mode on the agent, then current_mode_update.

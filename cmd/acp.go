@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/alecthomas/kong"
 
@@ -51,7 +49,7 @@ func (c *ACPCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Context)
 	shared.Err = &syncio.Writer{W: ios.Err}
 	ios = &shared
 	// Check the flags and policies once before the editor starts asking.
-	_, chain, err := sessionOptions(ios, c.noSessionFlags(), agentArgs)
+	checked, chain, err := sessionOptions(ios, c.noSessionFlags(), agentArgs)
 	if err != nil {
 		return err
 	}
@@ -98,15 +96,27 @@ func (c *ACPCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Context)
 		return opts, done, nil
 	}
 	mode := c.PermissionMode
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	// spawn's lifecycle: the first signal ends every session gracefully
+	// (and acp with them), the next escalates, the third kills.
+	life := bridge.NewLifecycle(checked.Grace)
+	stop := life.Notify()
 	defer stop()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-life.Ending():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	var closer io.Closer
 	if cl, ok := ios.In.(io.Closer); ok {
 		closer = cl
 	}
 	return acp.Serve(ctx, ios.In, ios.Out, closer, acp.Options{
 		Start: start, RecordDir: c.RecordDir, Mode: mode, AllowBypass: c.AllowBypass,
-		Version: buildinfo.Version(), Stderr: ios.Err,
+		Version: buildinfo.Version(), Stderr: ios.Err, Lifecycle: life, Grace: checked.Grace,
 	})
 }
 

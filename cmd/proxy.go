@@ -70,6 +70,14 @@ would without agentjq.
 A policy's "default" applies as usual: write "default": "ask" to leave what
 no rule matches to the client.
 
+When the client closes its stdin, the CLI's stdin closes once agentjq owes the
+CLI nothing: while a turn of the client's runs it stays open, so that a policy
+deny or an answer of agentjq's own hooks and servers still reaches the CLI. It
+closes at the turn's result, when the CLI asks what only the client could
+answer, or after two grace periods ($AGENTJQ_GRACE, default 5s) in which the
+CLI wrote nothing. SIGINT, SIGTERM and SIGHUP are passed on to the CLI; a
+third in a row kills it.
+
 A fixture for an app's own CI: run the app once against the real CLI with
 AGENTJQ_RECORD=fixture.ndjson (or --record in the shim); in CI point the app
 at a shim running 'agentjq replay --as-agent fixture.ndjson -- "$@"'. The

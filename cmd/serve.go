@@ -7,9 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/agentjq/agentjq/approve"
@@ -63,25 +61,34 @@ func (c *ServeCmd) Run(ctx context.Context, ios *iostreams.IO) error {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return err
 	}
-	srv, err := c.newServer(ios, home)
+	// spawn's lifecycle: the first signal shuts the daemon down, each
+	// session ending gracefully; the next escalates every session, the
+	// third kills them.
+	life := bridge.NewLifecycle(envGrace(ios))
+	stop := life.Notify()
+	defer stop()
+	srv, err := c.newServer(ios, home, life)
 	if err != nil {
 		return err
 	}
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
 	if c.Stdio {
+		// At EOF every request written before it is answered (the
+		// drain); a client that stops reading is abandoned after a grace.
+		out := bridge.NewPeerWriter(ios.Out, life.Grace())
 		done := make(chan error, 1)
-		go func() { done <- srv.ServeStream(ctx, jsonrpc.NewLineStream(ios.In, ios.Out, nil), false) }()
+		go func() { done <- srv.ServeStream(ctx, jsonrpc.NewLineStream(ios.In, out, nil), false) }()
 		select {
 		case err = <-done:
-		case <-sigs:
+		case <-life.Ending():
 		case <-srv.Done():
 		}
 		srv.Shutdown()
+		if lost := out.Close(); lost > 0 {
+			fmt.Fprintf(ios.Err, "agentjq serve: stdout is not being read; gave up on the last %d bytes\n", lost)
+		}
 		return err
 	}
 
@@ -121,7 +128,7 @@ func (c *ServeCmd) Run(ctx context.Context, ios *iostreams.IO) error {
 	defer srv.RemoveDaemonFile()
 	fmt.Fprintf(ios.Err, "agentjq serve: listening (%s); clients read %s\n", socket, path)
 	select {
-	case <-sigs:
+	case <-life.Ending():
 	case <-srv.Done():
 	case <-ctx.Done():
 	}
@@ -131,7 +138,7 @@ func (c *ServeCmd) Run(ctx context.Context, ios *iostreams.IO) error {
 
 // newServer makes the daemon; its sessions are built by spawn's session
 // builder, like those of every other front end.
-func (c *ServeCmd) newServer(ios *iostreams.IO, home string) (*daemon.Server, error) {
+func (c *ServeCmd) newServer(ios *iostreams.IO, home string, life *bridge.Lifecycle) (*daemon.Server, error) {
 	if c.ApprovalTimeout < 0 {
 		return nil, usageError("--approval-timeout %s: a duration cannot be negative", c.ApprovalTimeout)
 	}
@@ -153,7 +160,7 @@ func (c *ServeCmd) newServer(ios *iostreams.IO, home string) (*daemon.Server, er
 	ios = &shared
 	return daemon.New(daemon.Options{Home: home, ServerVersion: buildinfo.Version(), AgentBin: bin, Env: ios.Environ,
 		Policies: c.Policy, Allowlist: c.Allowlist, ApprovalTimeout: c.ApprovalTimeout, MaxSessions: c.MaxSessions,
-		AllowedOrigins: c.AllowOrigin, Logf: func(f string, a ...any) { fmt.Fprintf(ios.Err, f+"\n", a...) },
+		AllowedOrigins: c.AllowOrigin, Lifecycle: life, Grace: life.Grace(), Logf: func(f string, a ...any) { fmt.Fprintf(ios.Err, f+"\n", a...) },
 		Build: func(p daemon.CreateParams) (bridge.Options, *approve.Chain, error) {
 			return sessionOptionsWith(ios, c.sessionFlags(bin, p), p.Args, nil)
 		}})
@@ -182,4 +189,13 @@ Examples:
   agentjq serve &
   agentjq call session.create '{"workdir":"'$PWD'"}'
   agentjq attach SESSION | agentjq filter --view`
+}
+
+// envGrace is $AGENTJQ_GRACE, each shutdown stage's wait (0: the default).
+func envGrace(ios *iostreams.IO) time.Duration {
+	d, err := time.ParseDuration(ios.Getenv("AGENTJQ_GRACE"))
+	if err != nil || d < 0 {
+		return 0
+	}
+	return d
 }

@@ -372,7 +372,8 @@ flight. Stdout: the agent's lines byte for byte, plus agentjq's own events
 
 Signals: the first SIGINT interrupts the turn, a second within 5s closes the
 agent's stdin and terminates its process group, a third kills it. SIGTERM
-runs the same staged shutdown. Each stage (interrupt, close stdin, SIGTERM,
+and SIGHUP count as presses too (a second SIGTERM terminates, a third
+kills): acp, proxy and serve share this lifecycle. Each stage (interrupt, close stdin, SIGTERM,
 SIGKILL) waits at most the grace period ($AGENTJQ_GRACE, default 5s) before
 the next, whatever the peers do. After the agent exits, agentjq passes on
 every line it wrote: it cuts the agent's stdout off only once the pipe has

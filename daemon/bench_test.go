@@ -20,7 +20,7 @@ func tickerServer(t *testing.T, scenario string) *Server {
 		t.Skip("-short")
 	}
 	self, _ := os.Executable()
-	return offlineServer(t, Options{AgentBin: self, Env: append(os.Environ(), fakeagent.Scenario+"="+scenario), QueueLen: 1 << 16})
+	return offlineServer(t, Options{AgentBin: self, Env: append(os.Environ(), fakeagent.Scenario+"="+scenario)})
 }
 
 // Event delivery latency, from the agent writing a line to a client

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/agentjq/agentjq/internal/bridge"
 	"github.com/agentjq/agentjq/internal/protocol"
@@ -26,8 +27,8 @@ type client struct {
 	conn     *jsonrpc.Conn
 
 	// out is the bounded queue of messages to the client: a session never
-	// waits for a client; one that falls behind is dropped (overloaded).
-	out      chan []byte
+	// waits for a client; one that stalls is dropped (overloaded).
+	out      outQueue
 	dropped  atomic.Bool
 	gone     chan struct{}
 	goneOnce sync.Once
@@ -43,30 +44,100 @@ func (c *client) who() string {
 	return c.id
 }
 
-// send queues b without waiting; a full queue drops the client.
+// outQueue is a client's queue of messages, bounded by bytes. A client
+// that reads is kept through a burst: past its limit the queue still
+// takes messages while the client's writes go on (a write finished within
+// the stall bound), up to hardCap times the limit. A client that takes
+// nothing for the stall bound while messages wait, or that is so far
+// behind that the hard cap is reached, is dropped.
+type outQueue struct {
+	mu       sync.Mutex
+	msgs     [][]byte
+	bytes    int
+	progress time.Time // a write finished, or the queue was empty
+	wake     chan struct{}
+	room     chan struct{} // closed and renewed whenever bytes leave
+}
+
+// hardCap is, in limits, the most a reading client's queue holds.
+const hardCap = 4
+
+func newOutQueue() outQueue {
+	return outQueue{wake: make(chan struct{}, 1), room: make(chan struct{}), progress: time.Now()}
+}
+
+// stalledLocked is how long messages have waited without a write finishing.
+func (q *outQueue) stalledLocked() time.Duration {
+	if q.bytes == 0 {
+		return 0
+	}
+	return time.Since(q.progress)
+}
+
+// send queues b without waiting; a client that is stalled or too far
+// behind is dropped instead.
 func (c *client) send(b []byte) bool {
 	if c.dropped.Load() {
 		return false
 	}
-	select {
-	case c.out <- b:
-		return true
-	default:
+	limit, stall := c.srv.opts.QueueBytes, c.srv.opts.StallTimeout
+	q := &c.out
+	q.mu.Lock()
+	over := q.bytes > 0 && q.bytes+len(b) > limit
+	if q.stalledLocked() >= stall || (over && q.bytes+len(b) > hardCap*limit) {
+		q.mu.Unlock()
 		c.overflow()
 		return false
 	}
+	c.pushLocked(b)
+	q.mu.Unlock()
+	return true
 }
 
-// sendWait queues b, waiting for room (replay, on the client's own goroutine).
-func (c *client) sendWait(ctx context.Context, b []byte) bool {
-	select {
-	case c.out <- b:
-		return true
-	case <-c.gone:
-		return false
-	case <-ctx.Done():
-		return false
+func (c *client) pushLocked(b []byte) {
+	q := &c.out
+	if q.bytes == 0 {
+		q.progress = time.Now()
 	}
+	q.msgs = append(q.msgs, b)
+	q.bytes += len(b)
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// sendWait queues b, waiting for room below the limit (replay, on the
+// client's own goroutine).
+func (c *client) sendWait(ctx context.Context, b []byte) bool {
+	q := &c.out
+	for {
+		if c.dropped.Load() {
+			return false
+		}
+		q.mu.Lock()
+		if q.bytes == 0 || q.bytes+len(b) <= c.srv.opts.QueueBytes {
+			c.pushLocked(b)
+			q.mu.Unlock()
+			return true
+		}
+		room := q.room
+		q.mu.Unlock()
+		select {
+		case <-room:
+		case <-c.gone:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// queued is the bytes waiting for the client.
+func (c *client) queued() int {
+	c.out.mu.Lock()
+	defer c.out.mu.Unlock()
+	return c.out.bytes
 }
 
 func (c *client) overflow() {
@@ -80,28 +151,55 @@ func (c *client) overflow() {
 	}
 	c.mu.Unlock()
 	msg := notification("system.disconnect", DisconnectParams{Code: CodeOverloaded,
-		Reason: fmt.Sprintf("the client fell behind (%d messages queued); resume with session.resume from the last seq received", cap(c.out)), LastSeq: last})
+		Reason: fmt.Sprintf("the client fell behind (%d bytes queued, nothing taken for %s); resume with session.resume from the last seq received",
+			c.queued(), c.srv.opts.StallTimeout), LastSeq: last})
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2e9)
-		defer cancel()
-		_ = c.conn.WriteRaw(ctx, msg)
+		// The notice waits behind the write that is stuck, if any: it is
+		// given noticeWait, and the connection is closed either way (the
+		// stuck write then fails).
+		wait := c.srv.noticeWait
+		wrote := make(chan struct{})
+		go func() {
+			defer close(wrote)
+			ctx, cancel := context.WithTimeout(context.Background(), wait)
+			defer cancel()
+			_ = c.conn.WriteRaw(ctx, msg)
+		}()
+		bridge.WaitBounded(wrote, wait)
 		c.conn.CloseWithReason("overloaded: fell behind; resume by seq")
 	}()
 }
 
 func (c *client) writeLoop() {
+	q := &c.out
 	for {
-		select {
-		case b := <-c.out:
-			if c.dropped.Load() {
+		q.mu.Lock()
+		batch := q.msgs
+		q.msgs = nil
+		q.mu.Unlock()
+		if len(batch) == 0 {
+			select {
+			case <-q.wake:
 				continue
+			case <-c.conn.Done():
+				return
+			}
+		}
+		for i, b := range batch {
+			if c.dropped.Load() {
+				break
 			}
 			if err := c.conn.WriteRaw(c.conn.Context(), b); err != nil {
 				return
 			}
 			c.noteSent(b)
-		case <-c.conn.Done():
-			return
+			q.mu.Lock()
+			q.bytes -= len(b)
+			q.progress = time.Now()
+			batch[i] = nil
+			close(q.room)
+			q.room = make(chan struct{})
+			q.mu.Unlock()
 		}
 	}
 }

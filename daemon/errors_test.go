@@ -15,7 +15,7 @@ import (
 	"github.com/agentjq/agentjq/jsonrpc"
 )
 
-func offlineServer(t *testing.T, opts Options) *Server {
+func offlineServer(t testing.TB, opts Options) *Server {
 	t.Helper()
 	if opts.Home == "" {
 		opts.Home = t.TempDir()

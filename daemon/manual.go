@@ -35,7 +35,8 @@ Protocol version: **` + ProtocolVersion + `** (semver).
 The same framing travels over a Unix socket (one JSON message per line, mode
 0600, default $AGENTJQ_HOME/daemon.sock), a WebSocket (one message per text
 frame, ws://127.0.0.1:PORT/ws) and, with **--stdio**, stdin and stdout (one client,
-no token). At start the daemon writes $AGENTJQ_HOME/daemon.json (0600: pid, port,
+no token; when stdin ends, every request written before the end is answered,
+for at most six grace periods, before the daemon shuts down). At start the daemon writes $AGENTJQ_HOME/daemon.json (0600: pid, port,
 url, socket, versions, tokenFile) and the token file (0600, 256 random bits). A
 daemon.json naming a live process makes a second **serve** refuse; a stale one is
 replaced. $AGENTJQ_HOME defaults to $XDG_RUNTIME_DIR/agentjq, else ~/.agentjq.
@@ -55,7 +56,10 @@ read-only.
 
 # SESSIONS AND EVENTS
 
-**session.create** starts the agent with the daemon's and the session's policy
+**session.create** answers once the agent has started; an agent binary that
+cannot be run (**serve --bin**, $AGENTJQ_AGENT_BIN) fails it with **internal**,
+naming the binary, and leaves no session. It starts the agent with the daemon's
+and the session's policy
 files first in its approval chain; what they leave undecided is asked of the
 clients (**approval.request**), where **spawn** would ask the terminal. The
 session is built by spawn's own session builder, so it gets what a **spawn**
@@ -73,9 +77,22 @@ send the logged events after that seq, then the live ones, with no gap and no
 duplicate: the subscriber is registered under the session's append lock at seq N,
 the log is read up to N, and what arrived meanwhile is held and sent after it. A
 seq beyond the last, or a log missing events, fails **resume_gap**. An ended session
-stays readable, also after a daemon restart. Each client has a bounded queue; a
-client that falls behind gets **system.disconnect** (code **overloaded**, with the
-last seq sent per session) and is dropped; the session never waits for it.
+stays readable, also after a daemon restart. Each client has a queue bounded
+by bytes (16 MiB); the session never waits for it. A client that keeps reading
+is kept through a burst: past the bound its queue still grows while its writes
+go on, up to four times the bound. A client that takes nothing for 10 s while
+messages wait for it, or that falls that far behind, gets **system.disconnect**
+(code **overloaded**, with the last seq written to it per session; given 2 s)
+and is dropped.
+
+# SHUTDOWN
+
+SIGINT, SIGTERM or SIGHUP, or **system.shutdown**, shut the daemon down: every
+session ends as **agentjq spawn** ends on its first signal (an idle one has its
+stdin closed; a busy one is interrupted, then stopped in stages, each waiting a
+grace period, $AGENTJQ_GRACE, default 5s). A second signal escalates every
+session (SIGTERM to its agent), a third kills them. The daemon waits at most
+six grace periods and 2 s for its sessions, then exits.
 
 # APPROVALS
 

@@ -48,8 +48,14 @@ type Options struct {
 	Grace time.Duration
 	// MaxSessions bounds live sessions (0: 256); more fail overloaded.
 	MaxSessions int
-	// QueueLen bounds each client's outgoing queue (0: 4096 messages).
-	QueueLen int
+	// QueueBytes bounds each client's outgoing queue (0: 16 MiB): past it
+	// a client is kept while it reads, up to 4 times as much.
+	QueueBytes int
+	// StallTimeout drops a client that has taken nothing for this long
+	// while messages wait for it (0: 10s).
+	StallTimeout time.Duration
+	// Lifecycle passes serve's signals to every session (nil: none).
+	Lifecycle *bridge.Lifecycle
 	// AllowedOrigins are the WebSocket Origin hosts accepted (patterns as
 	// websocket.AcceptOptions.OriginPatterns); none by default.
 	AllowedOrigins []string
@@ -86,6 +92,8 @@ type Server struct {
 
 	socketPath string
 	port       int
+	// noticeWait bounds the wait to tell a dropped client why (2s).
+	noticeWait time.Duration
 }
 
 // New prepares a Server: the home directory, the token.
@@ -105,8 +113,14 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxSessions == 0 {
 		opts.MaxSessions = 256
 	}
-	if opts.QueueLen == 0 {
-		opts.QueueLen = 4096
+	if opts.QueueBytes == 0 {
+		opts.QueueBytes = 16 << 20
+	}
+	if opts.StallTimeout == 0 {
+		opts.StallTimeout = 10 * time.Second
+	}
+	if opts.Lifecycle == nil {
+		opts.Lifecycle = bridge.NewLifecycle(opts.Grace)
 	}
 	if err := os.MkdirAll(filepath.Join(opts.Home, "sessions"), 0o700); err != nil {
 		return nil, err
@@ -119,11 +133,12 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		opts:     opts,
-		token:    hex.EncodeToString(b),
-		sessions: map[string]*Session{},
-		clients:  map[*client]struct{}{},
-		shutdown: make(chan struct{}),
+		opts:       opts,
+		token:      hex.EncodeToString(b),
+		sessions:   map[string]*Session{},
+		clients:    map[*client]struct{}{},
+		shutdown:   make(chan struct{}),
+		noticeWait: 2 * time.Second,
 	}
 	s.approvals = newApprovals(s)
 	if opts.Allowlist != "" {
@@ -153,8 +168,18 @@ func (s *Server) Shutdown() {
 	for _, ss := range live {
 		ss.close()
 	}
+	// Each session's staged shutdown is bounded; so is the wait for all.
+	bound := s.opts.Lifecycle.Bound() + 2*time.Second
+	deadline := time.NewTimer(bound)
+	defer deadline.Stop()
+wait:
 	for _, ss := range live {
-		<-ss.done
+		select {
+		case <-ss.done:
+		case <-deadline.C:
+			s.opts.Logf("agentjq serve: sessions still ending %s after shutdown began; leaving them", bound)
+			break wait
+		}
 	}
 	// Then the clients: they have seen session.ended.
 	s.mu.Lock()
@@ -376,7 +401,7 @@ func (s *Server) newClient(auth bool, conn func(*client) *jsonrpc.Conn) *client 
 	defer s.mu.Unlock()
 	s.nextCli++
 	c := &client{srv: s, id: "client-" + strconv.Itoa(s.nextCli), needAuth: auth,
-		out: make(chan []byte, s.opts.QueueLen), subs: map[string]*subscription{}, gone: make(chan struct{})}
+		out: newOutQueue(), subs: map[string]*subscription{}, gone: make(chan struct{})}
 	c.conn = conn(c)
 	s.clients[c] = struct{}{}
 	return c

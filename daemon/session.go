@@ -179,19 +179,43 @@ func (srv *Server) startSession(p CreateParams) (*Session, error) {
 	if srv.opts.Grace != 0 {
 		opts.Grace = srv.opts.Grace
 	}
+	// The create is answered once the agent has started: an agent that
+	// cannot start fails it, as spawn exits 127.
+	started := make(chan error, 1)
+	opts.OnStart = func(err error) { started <- err }
+	detach := srv.opts.Lifecycle.Attach(s.sigs)
 	srv.mu.Lock()
 	srv.sessions[s.ID] = s
 	srv.mu.Unlock()
 	srv.wg.Add(1)
 	go func() {
 		defer srv.wg.Done()
+		defer detach()
 		rep, err := bridge.Run(context.Background(), opts)
 		pr.Close()
+		var serr *bridge.StartError
+		if errors.As(err, &serr) {
+			rep.ExitCode = serr.ExitCode()
+		}
 		if err != nil && rep.Err == "" {
 			rep.Err = err.Error()
 		}
 		s.end(rep)
 	}()
+	var serr error
+	select {
+	case serr = <-started:
+	case <-s.done:
+		serr = errors.New("the session ended before its agent started")
+	}
+	if serr != nil {
+		<-s.done
+		srv.mu.Lock()
+		delete(srv.sessions, s.ID)
+		srv.mu.Unlock()
+		_ = os.Remove(s.path)
+		return nil, rpcErr(CodeInternal, fmt.Sprintf("%v (serve --bin names the agent binary; spawn would exit %d)", serr, protocol.ExitNotFound), nil)
+	}
 	return s, nil
 }
 
@@ -346,6 +370,9 @@ func (s *Session) close() {
 			select {
 			case <-s.done:
 			case <-time.After(2 * time.Second):
+				if s.srv.opts.Lifecycle.Signals() > 0 {
+					return // serve's signals reach the session already
+				}
 				select {
 				case s.sigs <- syscall.SIGTERM:
 				default:
@@ -378,9 +405,10 @@ type subscription struct {
 	jq    *jqMatcher
 	sent  atomic.Int64
 
-	mu   sync.Mutex
-	live bool
-	held [][]byte
+	mu        sync.Mutex
+	live      bool
+	held      [][]byte
+	heldBytes int
 	// asked are the approvals sent (or held) on this subscription: each
 	// approval.request reaches a subscriber once.
 	asked map[string]bool
@@ -411,11 +439,12 @@ func (sub *subscription) deliver(seq int64, kind string, line, msg []byte) {
 // drops the client as a full queue does). Called under sub.mu.
 func (sub *subscription) queue(msg []byte) {
 	if !sub.live {
-		if len(sub.held) >= cap(sub.c.out) {
+		if sub.heldBytes+len(msg) > sub.c.srv.opts.QueueBytes*hardCap {
 			sub.c.overflow()
 			return
 		}
 		sub.held = append(sub.held, msg)
+		sub.heldBytes += len(msg)
 		return
 	}
 	sub.c.send(msg)
@@ -501,7 +530,7 @@ func (s *Session) subscribe(ctx context.Context, c *client, afterSeq int64, kind
 	for _, m := range sub.held {
 		c.send(m)
 	}
-	sub.held = nil
+	sub.held, sub.heldBytes = nil, 0
 	sub.live = true
 	// A pending approval outlives the connection that carried it: a
 	// subscriber gets it again, with the same id, after the events.

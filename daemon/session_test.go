@@ -85,7 +85,7 @@ func (g *gatedStream) Read(ctx context.Context) ([]byte, error) {
 // it) and resumes by seq on a new connection with nothing lost.
 func TestSlowClientDroppedThenResumes(t *testing.T) {
 	srv := tickerServer(t, "ticker:400:1ms")
-	srv.opts.QueueLen = 16
+	srv.opts.QueueBytes, srv.opts.StallTimeout = 4<<10, 500*time.Millisecond
 	x, y := net.Pipe()
 	go srv.ServeStream(context.Background(), jsonrpc.NewLineStream(x, x, x), true)
 	open := make(chan struct{})

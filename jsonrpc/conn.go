@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // ErrClosed is the error of a Call, Notify or SendRequest on a Conn whose
@@ -48,7 +50,20 @@ type Options struct {
 	// Logf reports what has no one to answer to (a stray response, a
 	// failed notification); nil uses the log package.
 	Logf func(format string, args ...any)
+	// Drain bounds what is owed at the end of the peer's input: after an
+	// orderly EOF the Conn stops reading but still answers every request
+	// it had received (queued ones too) and lets their handlers write,
+	// for at most Drain; then it ends. 0: DefaultDrain; negative: end at
+	// once, dropping them.
+	Drain time.Duration
+	// OnEOF, when set, is called once at an orderly EOF of the peer's
+	// input, before the drain: a front end ends what would keep a handler
+	// waiting (acp's sessions) there. It must not block.
+	OnEOF func()
 }
+
+// DefaultDrain is Options.Drain's default.
+const DefaultDrain = 5 * time.Second
 
 // Conn is one JSON-RPC peer over a Stream. Create it with NewConn, then
 // call Run, which reads until the stream ends; Call, Notify and
@@ -67,6 +82,10 @@ type Conn struct {
 	qmu    sync.Mutex
 	queue  []*Request
 	qready chan struct{}
+	// busy counts the requests received and not yet answered (queued, or
+	// in a handler, sync or async); idle is signalled when it drops to 0.
+	busy int
+	idle chan struct{}
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -86,6 +105,7 @@ func NewConn(s Stream, opts Options) *Conn {
 		opts:    opts,
 		pending: map[string]chan *Message{},
 		qready:  make(chan struct{}, 1),
+		idle:    make(chan struct{}, 1),
 		ctx:     ctx,
 		cancel:  cancel,
 		done:    make(chan struct{}),
@@ -111,27 +131,90 @@ func (c *Conn) Err() error {
 // Run reads and dispatches messages until the stream ends, ctx is done or
 // Close is called, then fails every pending Call with ErrClosed, cancels
 // the handlers' context and closes the stream. It returns io.EOF for an
-// orderly end of the stream.
+// orderly end of the stream, once what was owed is answered (Drain).
+//
+// Run returns as soon as the Conn ends, even while a read of the stream
+// is blocked (a terminal's or a pipe's stdin, which closing does not
+// interrupt): that read is left to its goroutine.
 func (c *Conn) Run(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() { c.shutdown(context.Cause(ctx)) })
 	defer stop()
 	go c.dispatch()
+	go c.readLoop()
+	<-c.done
+	return c.err
+}
+
+func (c *Conn) readLoop() {
 	for {
 		b, err := c.stream.Read(c.ctx)
 		if err != nil {
 			if cause := context.Cause(c.ctx); cause != nil {
 				err = cause
 			}
+			if errors.Is(err, io.EOF) {
+				c.drain()
+			}
 			c.shutdown(err)
-			break
+			return
+		}
+		if c.ctx.Err() != nil {
+			// Ended while this read was blocked: Run has returned, and
+			// nothing more is dispatched or delivered.
+			return
 		}
 		if err := c.receive(b); err != nil {
 			c.shutdown(err)
-			break
+			return
 		}
 	}
-	<-c.done
-	return c.err
+}
+
+// drain waits, at most Options.Drain, until every request received has
+// been answered: the peer closed its input, not its output.
+func (c *Conn) drain() {
+	d := c.opts.Drain
+	if d == 0 {
+		d = DefaultDrain
+	}
+	if d < 0 {
+		return
+	}
+	if c.opts.OnEOF != nil {
+		c.opts.OnEOF()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		c.qmu.Lock()
+		busy := c.busy
+		c.qmu.Unlock()
+		if busy == 0 {
+			return
+		}
+		select {
+		case <-c.idle:
+		case <-t.C:
+			c.opts.Logf("jsonrpc: %d request(s) still unanswered %s after the peer's input ended; dropped", busy, d)
+			return
+		case <-c.done:
+			return
+		}
+	}
+}
+
+// answered notes that one request received has been answered.
+func (c *Conn) answered() {
+	c.qmu.Lock()
+	c.busy--
+	idle := c.busy == 0
+	c.qmu.Unlock()
+	if idle {
+		select {
+		case c.idle <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // Close ends the Conn.
@@ -245,6 +328,7 @@ func (c *Conn) enqueue(r *Request) error {
 		return fmt.Errorf("jsonrpc: peer sent more than %d messages its handler had not taken", MaxQueued)
 	}
 	c.queue = append(c.queue, r)
+	c.busy++
 	c.qmu.Unlock()
 	select {
 	case c.qready <- struct{}{}:
@@ -280,6 +364,7 @@ func (c *Conn) dispatch() {
 
 func (c *Conn) handle(r *Request) {
 	if c.opts.Handler == nil {
+		defer c.answered()
 		if !r.IsNotification() {
 			_ = c.replyError(r.ID, &Error{Code: CodeMethodNotFound, Message: "method not found: " + r.Method})
 		}
@@ -288,11 +373,13 @@ func (c *Conn) handle(r *Request) {
 	res, err := c.call(r)
 	if f, ok := res.(asyncResult); ok && err == nil {
 		go func() {
+			defer c.answered()
 			res, err := safely(r.Method, f)
 			c.finish(r, res, err)
 		}()
 		return
 	}
+	defer c.answered()
 	c.finish(r, res, err)
 }
 

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -254,5 +256,87 @@ func TestWebSocket(t *testing.T) {
 	}
 	if err := c.Call(ctx, "ping", nil, nil); !errors.Is(err, ErrClosed) {
 		t.Fatalf("after close: %v", err)
+	}
+}
+
+// blockedStream's Read never returns: a terminal's or a pipe's stdin,
+// which closing does not interrupt.
+type blockedStream struct{ written chan []byte }
+
+func (blockedStream) Read(context.Context) ([]byte, error) { select {} }
+func (s blockedStream) Write(_ context.Context, b []byte) error {
+	s.written <- append([]byte(nil), b...)
+	return nil
+}
+func (blockedStream) Close() error { return nil }
+
+// TestRunEndsWhileReadBlocked: a cancelled context ends Run even though
+// the stream's read never returns.
+func TestRunEndsWhileReadBlocked(t *testing.T) {
+	c := NewConn(blockedStream{make(chan []byte, 1)}, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after its context ended, its read being blocked")
+	}
+}
+
+// linesStream reads its lines, then EOF; it keeps what is written.
+type linesStream struct {
+	mu      sync.Mutex
+	lines   [][]byte
+	written [][]byte
+}
+
+func (s *linesStream) Read(context.Context) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.lines) == 0 {
+		return nil, io.EOF
+	}
+	l := s.lines[0]
+	s.lines = s.lines[1:]
+	return l, nil
+}
+
+func (s *linesStream) Write(_ context.Context, b []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.written = append(s.written, append([]byte(nil), b...))
+	return nil
+}
+
+func (s *linesStream) Close() error { return nil }
+
+// TestEOFAnswersWhatWasReceived: 100 requests and EOF at once: every one
+// is answered before Run returns, the slow ones (Async) too, and OnEOF is
+// called.
+func TestEOFAnswersWhatWasReceived(t *testing.T) {
+	st := &linesStream{}
+	for i := 1; i <= 100; i++ {
+		st.lines = append(st.lines, []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"m","params":{}}`, i)))
+	}
+	var eof atomic.Bool
+	c := NewConn(st, Options{OnEOF: func() { eof.Store(true) }, Handler: func(ctx context.Context, r *Request) (any, error) {
+		if string(r.ID) == "7" {
+			return Async(func() (any, error) { time.Sleep(50 * time.Millisecond); return "late", nil }), nil
+		}
+		time.Sleep(time.Millisecond)
+		return "ok", nil
+	}})
+	if err := c.Run(context.Background()); !errors.Is(err, io.EOF) {
+		t.Fatalf("Run: %v", err)
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if len(st.written) != 100 {
+		t.Errorf("%d answers of 100", len(st.written))
+	}
+	if !eof.Load() {
+		t.Error("OnEOF not called")
 	}
 }

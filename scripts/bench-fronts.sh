@@ -46,6 +46,18 @@ echo '```'
 echo
 echo "    go test ./daemon -run 'DeliveryLatency|TenClients' -count=1 -v"
 echo
+echo "Queues (#24): three subscribers of one session of 12,000 agent lines written 500 µs apart"
+echo "(24,003 events): two that read, pausing 400 µs and 600 µs before each message, and one"
+echo "that stops reading at once. Targets: the readers keep every event (dropped 0) however far"
+echo "they fall behind during the run; the stalled one is dropped after the stall bound (10 s)"
+echo "and gets system.disconnect once it reads again (notice 1)."
+echo
+echo '```'
+go test ./daemon -run '^$' -bench QueueReaders -benchtime 1x -count=1 2>/dev/null | awk '/^Benchmark/ {print $1; for (i = 3; i < NF; i += 2) printf "    %-28s %s\n", $(i+1), $i}' || true
+echo '```'
+echo
+echo "    go test ./daemon -run '^\$' -bench QueueReaders -benchtime 1x -count=1"
+echo
 
 echo "## acp"
 echo

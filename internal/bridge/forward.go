@@ -28,9 +28,10 @@ import (
 // PreToolUse guard (Options.Guard) is one of those hooks, so the policy
 // also sees the calls the agent runs without asking. Every
 // agent request gets exactly one answer: a second one is dropped with a
-// warning. The session's stdin closes when the client's does, its exit
-// status is the agent's, and SIGINT, SIGTERM and SIGHUP are passed on to
-// the agent.
+// warning. The session's stdin closes when the client's has and agentjq
+// owes the agent no answer (forwardReadyToClose), its exit status is the
+// agent's, and SIGINT, SIGTERM and SIGHUP are passed on to the agent (a
+// third in a row kills it).
 type Forward struct {
 	// Events receives agentjq's own events, a line each; nil drops them
 	// (the tap still sees them).
@@ -60,6 +61,8 @@ type forwarder struct {
 	// byAgentjq are the agent requests agentjq answered itself, so that a
 	// late control_cancel_request for one stays agentjq's too.
 	byAgentjq map[string]bool
+	// recheck: a look at forwardReadyToClose is scheduled.
+	recheck bool
 }
 
 // atClient is an agent request forwarded to the client.
@@ -167,7 +170,12 @@ func (s *session) clientLine(line []byte) {
 		}
 	}
 	// A line that is not JSON goes on too: the agent reports it as it
-	// would without agentjq.
+	// would without agentjq, and its answer is a turn's.
+	if trimmed[0] != '{' {
+		s.mu.Lock()
+		s.turnSentLocked("")
+		s.mu.Unlock()
+	}
 	s.ownInitFirst()
 	s.writeClient(trimmed)
 }
@@ -522,21 +530,53 @@ func (s *session) holdRequest(ctx context.Context, line []byte) bool {
 	f.mu.Lock()
 	f.atClient[key] = p
 	f.mu.Unlock()
+	s.notify() // a client whose input ended will not answer it
 	return false
 }
 
 // forwardReadyToClose closes the agent's stdin once the client's is
-// closed and agentjq has answered what it holds: the agent then ends as
-// it would with the client alone. It never starts a staged shutdown.
+// closed and agentjq owes the agent nothing: the agent then ends as it
+// would with the client alone. It never starts a staged shutdown.
+//
+// What agentjq owes are the answers it gives itself (a policy deny, its
+// own hooks and MCP servers): while a turn of the client's runs, the agent
+// may still ask for one, so the agent's stdin stays open until the turn's
+// result. The hold ends sooner when the agent asks what only the client
+// could answer (it never will now: the agent gets its EOF, as it would
+// without agentjq), and when the agent has been silent for forwardQuiet
+// graces with nothing pending (a turn whose result never comes).
 func (s *session) forwardReadyToClose() bool {
 	s.mu.Lock()
-	ready := s.inputDone && len(s.pending) == 0
+	done := s.inputDone && len(s.pending) == 0
+	hold := done && s.inFlightLocked() > 0 && time.Since(s.lastOutput) < forwardQuiet*s.opts.Grace
 	s.mu.Unlock()
-	if ready {
+	if hold {
+		f := s.fwd
+		f.mu.Lock()
+		hold = len(f.atClient) == 0
+		recheck := hold && !f.recheck
+		f.recheck = f.recheck || recheck
+		f.mu.Unlock()
+		if recheck {
+			// Look again when the agent may have gone quiet.
+			time.AfterFunc(s.opts.Grace, func() {
+				f.mu.Lock()
+				f.recheck = false
+				f.mu.Unlock()
+				s.notify()
+			})
+		}
+	}
+	if done && !hold {
 		s.closeStdin()
 	}
 	return false
 }
+
+// forwardQuiet is, in graces, how long the agent may be silent in a turn
+// of a client whose input ended before agentjq stops holding the agent's
+// stdin open for it.
+const forwardQuiet = 2
 
 // forwardSignal passes a signal to the agent; SIGPIPE (our stdout gone)
 // stays agentjq's.

@@ -104,6 +104,11 @@ type Options struct {
 	Gate *OutputGate
 	// Signals delivers SIGINT, SIGTERM and SIGPIPE from the caller.
 	Signals <-chan os.Signal
+	// OnStart, when set, is called once the agent has started (nil) or
+	// failed to (the StartError Run will return), before anything is
+	// written to it: a front end that answers its client only once the
+	// session exists (serve's session.create) waits for it.
+	OnStart func(error)
 }
 
 // Report is what happened.
@@ -263,9 +268,16 @@ func (s *session) run(ctx context.Context) (Report, error) {
 		for _, f := range []*os.File{stdinR, stdinW, stdoutR, stdoutW, stderrR, stderrW} {
 			f.Close()
 		}
+		serr := &StartError{err}
+		if s.opts.OnStart != nil {
+			s.opts.OnStart(serr)
+		}
 		s.runAtEnd()
 		s.endOutput()
-		return Report{AgentExit: -1}, &StartError{err}
+		return Report{AgentExit: -1}, serr
+	}
+	if s.opts.OnStart != nil {
+		s.opts.OnStart(nil)
 	}
 	stdinR.Close()
 	stdoutW.Close()
@@ -390,8 +402,7 @@ func (s *session) loop(ctx context.Context, exited <-chan struct{}) {
 	}
 	var sd *shutdown
 	outClosed := s.out.closedC
-	var sigints int
-	var lastSigint time.Time
+	var esc escalation
 	for {
 		var stage <-chan time.Time
 		if sd != nil {
@@ -427,32 +438,21 @@ func (s *session) loop(ctx context.Context, exited <-chan struct{}) {
 			}
 		case sig := <-s.opts.Signals:
 			if s.fwd != nil && s.forwardSignal(sig) {
+				// The client's signals are the agent's; a third in a
+				// row kills it, as under spawn.
+				if esc.next(sig, time.Now()) == stageKill {
+					sd = s.escalate(sd, stageKill)
+				}
 				continue
 			}
 			switch sig {
-			case syscall.SIGINT:
-				now := time.Now()
-				if now.Sub(lastSigint) > 5*time.Second {
-					sigints = 0
-				}
-				sigints++
-				lastSigint = now
+			case syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP:
+				// The first ends the session gracefully, the next
+				// escalates, the third kills (lifecycle.go).
 				s.mu.Lock()
 				s.interrupted = true
 				s.mu.Unlock()
-				switch sigints {
-				case 1:
-					sd = s.escalate(sd, stageInterrupt)
-				case 2:
-					sd = s.escalate(sd, stageTerm)
-				default:
-					sd = s.escalate(sd, stageKill)
-				}
-			case syscall.SIGTERM, syscall.SIGHUP:
-				s.mu.Lock()
-				s.interrupted = true
-				s.mu.Unlock()
-				sd = s.escalate(sd, stageInterrupt)
+				sd = s.escalate(sd, esc.next(sig, time.Now()))
 			case syscall.SIGPIPE:
 				// With SIGPIPE notified, a write to any broken pipe
 				// raises it, a hook or tool command's stdin too: only a

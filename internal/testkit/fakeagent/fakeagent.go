@@ -16,6 +16,11 @@
 //	secret-corpus      write the secrets corpus (corpus.go) everywhere a session carries text
 //	init-account       answer initialize with an account email and organization, then echo-turns
 //	mcp-server         be a stdio MCP server (internal/testkit/mcptest), not an agent
+//	ignore-interrupt   a result per user turn, except for a turn holding HANG, which gets
+//	                   none: an interrupt is answered but ends nothing, SIGTERM is ignored
+//	ask-deny           read a turn, ask can_use_tool "req-1" (Bash rm -rf /tmp/x), wait for
+//	                   the answer (none at EOF: "STDIN CLOSED WHILE req-1 PENDING", exit 1),
+//	                   then a result per turn until EOF
 //
 // Fault agents, for the fault suite:
 //
@@ -256,6 +261,30 @@ func Main(scenario string) int {
 		}
 		fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"num_turns":1,"structured_output":`+deep+`}`)
 		return resultPerTurn()
+	case scenario == "ignore-interrupt":
+		signal.Ignore(syscall.SIGTERM)
+		fmt.Fprintln(out, `{"type":"system","subtype":"init","session_id":"s1","claude_code_version":"2.1.328","permissionMode":"default"}`)
+		for {
+			line, ok := readLine()
+			if !ok {
+				return 0
+			}
+			m, _ := parseMessage(line)
+			switch {
+			case m.Type == "control_request":
+				fmt.Fprintf(out, `{"type":"control_response","response":{"subtype":"success","request_id":%q,"response":{}}}`+"\n", m.RequestID)
+			case m.Type == "user" && !bytes.Contains(line, []byte("HANG")):
+				fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"stop_reason":"end_turn","result":"got turn","num_turns":1,"session_id":"s1"}`)
+			}
+		}
+	case scenario == "ask-deny":
+		readLine()
+		fmt.Fprintln(out, `{"type":"control_request","request_id":"req-1","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"rm -rf /tmp/x"},"tool_use_id":"toolu_req1"}}`)
+		if !waitResponse("req-1") {
+			return 1
+		}
+		fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"num_turns":1}`)
+		return resultPerTurn()
 	case scenario == "mcp-server":
 		return mcptest.Main()
 	case scenario == "flood":
@@ -408,14 +437,19 @@ func Main(scenario string) int {
 			}
 		}
 	case strings.HasPrefix(scenario, "burst-exit:"):
-		// burst-exit:N writes N lines of about 1 KiB and a result in one
-		// burst, more than a pipe holds, and exits without waiting for
-		// its stdin to end.
+		// burst-exit:N[:SIZE] writes N lines of about SIZE bytes (1000)
+		// and a result in one burst, more than a pipe holds, and exits
+		// without waiting for its stdin to end.
 		var n int
-		fmt.Sscan(strings.TrimPrefix(scenario, "burst-exit:"), &n)
+		size := 1000
+		parts := strings.Split(strings.TrimPrefix(scenario, "burst-exit:"), ":")
+		fmt.Sscan(parts[0], &n)
+		if len(parts) > 1 {
+			fmt.Sscan(parts[1], &size)
+		}
 		readLine()
 		w := bufio.NewWriterSize(out, 1<<20)
-		pad := strings.Repeat("x", 1000)
+		pad := strings.Repeat("x", size)
 		for i := 0; i < n; i++ {
 			fmt.Fprintf(w, `{"type":"assistant","n":%d,"message":{"content":[{"type":"text","text":"%s"}]}}`+"\n", i, pad)
 		}
