@@ -96,7 +96,7 @@ func mergeSection(section string, theirs, mine map[string]any, dir, home string)
 				list = absAll(list, dir, home)
 			}
 			have, _ := strings_(mine[k])
-			mine[k] = unique(append(have, list...))
+			mine[k] = nonNil(unique(append(have, list...)))
 		case "filesystem.allowWrite", "filesystem.allowRead":
 			// The client's entries that agentjq's cover add nothing; the
 			// others would widen the sandbox.

@@ -299,3 +299,17 @@ func TestGitExcludesHideOnlyMissingPlaceholders(t *testing.T) {
 		t.Errorf("the excludes file outlives the session")
 	}
 }
+
+// TestMergeOfTwoAgentjqs: spawn running agentjq proxy as its agent: the
+// inner one merges the outer one's sandbox, and an empty list stays a
+// list (claude refuses a null, and then refuses to start).
+func TestMergeOfTwoAgentjqs(t *testing.T) {
+	outer, _ := json.Marshal(map[string]any{"sandbox": Settings(Policy{Project: "/nonexistent"})})
+	out, notes, err := Merge(string(outer), Settings(Policy{Project: "/nonexistent"}), "/p", "")
+	if err != nil || len(notes) != 0 {
+		t.Fatalf("%v %v", err, notes)
+	}
+	if strings.Contains(string(out), "null") {
+		t.Errorf("a null in the merged settings: %s", out)
+	}
+}
