@@ -84,399 +84,539 @@ func Main(scenario string) int {
 		}
 	}
 	fmt.Fprintf(logf, "PID %d\n", os.Getpid())
-	in := bufio.NewReaderSize(os.Stdin, 1<<20)
-	out := os.Stdout
-	readLine := func() ([]byte, bool) {
-		line, err := in.ReadBytes('\n')
-		if len(line) > 0 {
-			fmt.Fprintf(logf, "IN %s", line)
-			if line[len(line)-1] != '\n' {
-				fmt.Fprintln(logf)
-			}
-			return bytes.TrimSuffix(line, []byte("\n")), true
-		}
-		_ = err
-		fmt.Fprintln(logf, "EOF")
-		return nil, false
-	}
-	// waitResponse reads stdin until the control_response for id.
-	waitResponse := func(id string) bool {
-		for {
-			line, ok := readLine()
-			if !ok {
-				fmt.Fprintf(logf, "STDIN CLOSED WHILE %s PENDING\n", id)
-				return false
-			}
-			if m, ok := parseMessage(line); ok && m.Type == "control_response" && m.Response.RequestID == id {
-				return true
-			}
+	f := &fake{in: bufio.NewReaderSize(os.Stdin, 1<<20), out: os.Stdout, logf: logf}
+	run := scenarios[scenario]
+	for _, p := range prefixScenarios {
+		if strings.HasPrefix(scenario, p.prefix) {
+			run = p.run
 		}
 	}
-	// resultPerTurn writes a success result for every user turn until
-	// stdin ends.
-	resultPerTurn := func() int {
-		for {
-			line, ok := readLine()
-			if !ok {
-				return 0
-			}
-			if bytes.Contains(line, []byte(`"type":"user"`)) {
-				fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"result":"got turn","num_turns":1}`)
-			}
+	if run == nil {
+		fmt.Fprintln(os.Stderr, "fake agent: unknown scenario", scenario)
+		return 2
+	}
+	return run(f, scenario)
+}
+
+// fake is one run of a scenario: the client's stdin, the agent's stdout
+// and the log of what came in.
+type fake struct {
+	in   *bufio.Reader
+	out  *os.File
+	logf io.Writer
+}
+
+func (f *fake) readLine() ([]byte, bool) {
+	line, err := f.in.ReadBytes('\n')
+	if len(line) > 0 {
+		fmt.Fprintf(f.logf, "IN %s", line)
+		if line[len(line)-1] != '\n' {
+			fmt.Fprintln(f.logf)
+		}
+		return bytes.TrimSuffix(line, []byte("\n")), true
+	}
+	_ = err
+	fmt.Fprintln(f.logf, "EOF")
+	return nil, false
+}
+
+// waitResponse reads stdin until the control_response for id.
+func (f *fake) waitResponse(id string) bool {
+	for {
+		line, ok := f.readLine()
+		if !ok {
+			fmt.Fprintf(f.logf, "STDIN CLOSED WHILE %s PENDING\n", id)
+			return false
+		}
+		if m, ok := parseMessage(line); ok && m.Type == "control_response" && m.Response.RequestID == id {
+			return true
 		}
 	}
-	switch {
-	case scenario == "no-read":
-		signal.Ignore(syscall.SIGTERM)
-		readLine()
-		fmt.Fprintln(out, `{"type":"system","subtype":"init","session_id":"s1"}`)
-		if os.Getenv("AGENTJQ_FAKE_STDERR_NOISE") != "" {
-			// More than a pipe holds: a stderr nobody reads blocks here.
-			os.Stderr.Write(bytes.Repeat([]byte("noise on stderr\n"), 1<<16))
-		}
-		time.Sleep(time.Hour)
-		return 0
-	case scenario == "no-init":
-		return resultPerTurn()
-	case strings.HasPrefix(scenario, "stderr-flood:"):
-		var n int
-		fmt.Sscan(strings.TrimPrefix(scenario, "stderr-flood:"), &n)
-		line := strings.Repeat("e", 99) + "\n"
-		w := bufio.NewWriterSize(os.Stderr, 64<<10)
-		for written := 0; written < n; written += len(line) {
-			w.WriteString(line)
-		}
-		w.Flush()
-		return resultPerTurn()
-	case scenario == "setsid-child":
-		cmd := exec.Command("sleep", "60")
-		cmd.Stdout = os.Stdout
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-		if err := cmd.Start(); err != nil {
-			return 2
-		}
-		fmt.Fprintf(logf, "CHILD %d\n", cmd.Process.Pid)
-		return resultPerTurn()
-	case scenario == "garbage":
-		readLine()
-		out.Write([]byte("not json at all\n\x00\xff\xfe binary\n[1,2,3]\n\"a string\"\n" +
-			`{"type":"assistant","message":` + "\n" + "{}\n" + strings.Repeat("junk", 256<<10) + "\n" +
-			`{"type":"result","subtype":"success","is_error":false,"num_turns":1}` + "\n"))
-		return resultPerTurn()
-	case scenario == "numeric-id":
-		readLine()
-		fmt.Fprintln(out, `{"type":"control_request","request_id":7,"request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls"},"tool_use_id":"toolu_n1"}}`)
-		for {
-			line, ok := readLine()
-			if !ok {
-				return 1
-			}
-			if bytes.Contains(line, []byte(`"control_response"`)) {
-				break
-			}
-		}
-		fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"num_turns":1}`)
-		return resultPerTurn()
-	case strings.HasPrefix(scenario, "ask-while-talking:"):
-		var n int
-		fmt.Sscan(strings.TrimPrefix(scenario, "ask-while-talking:"), &n)
-		if first, ok := readLine(); ok && bytes.Contains(first, []byte(`"subtype":"initialize"`)) {
-			m, _ := parseMessage(first)
-			fmt.Fprintf(out, `{"type":"control_response","response":{"subtype":"success","request_id":%q,"response":{}}}`+"\n", m.RequestID)
-			readLine() // the turn
-		}
-		text := func(w io.Writer, s string) {
-			fmt.Fprintf(w, `{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":%q}]},"session_id":"talk"}`+"\n", s)
-		}
-		bw := bufio.NewWriterSize(out, 1<<20)
-		fmt.Fprintln(bw, `{"type":"system","subtype":"init","session_id":"talk","claude_code_version":"2.1.328","cwd":"/tmp","model":"fake","tools":["Write"],"permissionMode":"default"}`)
-		for i := range n {
-			text(bw, fmt.Sprintf("view line before %d", i))
-		}
-		fmt.Fprintln(bw, `{"type":"control_request","request_id":"talk1","request":{"subtype":"can_use_tool","tool_name":"Write","input":{"file_path":"banana.txt","content":"banana\n"},"tool_use_id":"toolu_talk1"}}`)
-		bw.Flush()
-		stop, stopped := make(chan struct{}), make(chan struct{})
-		go func() {
-			defer close(stopped)
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				case <-time.After(10 * time.Millisecond):
-					text(out, fmt.Sprintf("view line during %d", i))
-				}
-			}
-		}()
-		answered := waitResponse("talk1")
-		close(stop)
-		<-stopped
-		if !answered {
-			return 1
-		}
-		text(out, "view line after")
-		fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"result":"done","num_turns":1,"session_id":"talk"}`)
-		return resultPerTurn()
-	case scenario == "ask-quietly", scenario == "withdraw":
-		first, ok := readLine()
-		if m, _ := parseMessage(first); ok && m.Request.Subtype == "initialize" {
-			fmt.Fprintf(out, `{"type":"control_response","response":{"subtype":"success","request_id":%q,"response":{}}}`+"\n", m.RequestID)
-			readLine() // the turn
-		}
-		fmt.Fprintln(out, `{"type":"system","subtype":"init","session_id":"q1","claude_code_version":"2.1.332","tools":["Bash"],"permissionMode":"default"}`)
-		ask := func(id string) {
-			fmt.Fprintf(out, `{"type":"control_request","request_id":%q,"request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls"},"tool_use_id":"toolu_%s"}}`+"\n", id, id)
-		}
-		if scenario == "ask-quietly" {
-			ask("quiet1")
-			if !waitResponse("quiet1") {
-				return 1
-			}
-		} else {
-			ask("wd1")
-			wait, until := os.Getenv("AGENTJQ_FAKE_WAIT_FILE"), time.Now().Add(time.Minute)
-			for wait != "" && time.Now().Before(until) {
-				if _, err := os.Stat(wait); err == nil {
-					break
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
-			fmt.Fprintln(out, `{"type":"control_cancel_request","request_id":"wd1"}`)
-			ask("wd2")
-			if !waitResponse("wd2") {
-				return 1
-			}
-		}
-		fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"result":"done","num_turns":1,"session_id":"q1"}`)
-		return resultPerTurn()
-	case scenario == "deep-request":
-		readLine()
-		deep := strings.Repeat("[", 10001) + strings.Repeat("]", 10001)
-		fmt.Fprintln(out, `{"type":"control_request","request_id":"deep1","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls","x":`+deep+`},"tool_use_id":"toolu_deep1"}}`)
-		if !waitResponse("deep1") {
-			return 1
-		}
-		fmt.Fprintln(out, `{"type":"control_request","request_id":"deep2","request":{"subtype":"hook_callback","callback_id":"agentjq_guard","input":{"hook_event_name":"PreToolUse","tool_name":"mcp__x__y","tool_input":{"x":`+deep+`},"tool_use_id":"toolu_deep2"},"tool_use_id":"toolu_deep2"}}`)
-		if !waitResponse("deep2") {
-			return 1
-		}
-		fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"num_turns":1,"structured_output":`+deep+`}`)
-		return resultPerTurn()
-	case scenario == "ignore-interrupt":
-		signal.Ignore(syscall.SIGTERM)
-		fmt.Fprintln(out, `{"type":"system","subtype":"init","session_id":"s1","claude_code_version":"2.1.328","permissionMode":"default"}`)
-		for {
-			line, ok := readLine()
-			if !ok {
-				return 0
-			}
-			m, _ := parseMessage(line)
-			switch {
-			case m.Type == "control_request":
-				fmt.Fprintf(out, `{"type":"control_response","response":{"subtype":"success","request_id":%q,"response":{}}}`+"\n", m.RequestID)
-			case m.Type == "user" && !bytes.Contains(line, []byte("HANG")):
-				fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"stop_reason":"end_turn","result":"got turn","num_turns":1,"session_id":"s1"}`)
-			}
-		}
-	case scenario == "ask-deny":
-		readLine()
-		fmt.Fprintln(out, `{"type":"control_request","request_id":"req-1","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"rm -rf /tmp/x"},"tool_use_id":"toolu_req1"}}`)
-		if !waitResponse("req-1") {
-			return 1
-		}
-		fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"num_turns":1}`)
-		return resultPerTurn()
-	case scenario == "mcp-server":
-		return mcptest.Main()
-	case scenario == "flood":
-		// Events as fast as stdout takes them, until it does not.
-		bw := bufio.NewWriterSize(out, 256<<10)
-		pad := strings.Repeat(`lorem ipsum \"dolor\" sit amet\n `, 60) // JSON-escaped
-		for i := 0; ; i++ {
-			if _, err := fmt.Fprintf(bw, `{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"%d %s"}},"session_id":"flood"}`+"\n", i, pad); err != nil {
-				return 0
-			}
-		}
-	case scenario == "secret-corpus":
-		return secretCorpus(out, readLine, waitResponse)
-	case scenario == "secrets":
-		// SecretsStream in one write: the bridge validates it in one
-		// chunk, on its workers, ahead of the line that names the account.
-		out.Write([]byte(SecretsStream()))
-		return 0
-	case scenario == "init-account":
-		for {
-			line, ok := readLine()
-			if !ok {
-				return 0
-			}
-			m, _ := parseMessage(line)
-			switch {
-			case m.Type == "control_request" && m.Request.Subtype == "initialize":
-				fmt.Fprintf(out, `{"type":"control_response","response":{"subtype":"success","request_id":%q,"response":{"commands":[],"models":[{"value":"default"}],"account":{"email":"alice@example.com","organization":"Acme Widgets Ltd","tokenSource":"none"},"pid":42}}}`+"\n", m.RequestID)
-			case m.Type == "user":
-				fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"result":"got turn","num_turns":1}`)
-			}
-		}
-	case strings.HasPrefix(scenario, "capture:"):
-		name := strings.TrimPrefix(scenario, "capture:")
-		data, err := fixtures.Capture(name, "out")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 2
-		}
-		first, ok := readLine()
+}
+
+// resultPerTurn writes a success result for every user turn until stdin
+// ends.
+func (f *fake) resultPerTurn() int {
+	for {
+		line, ok := f.readLine()
 		if !ok {
 			return 0
 		}
-		// A client's own initialize is answered under its request id
-		// (the capture's client used "init-1").
-		initReq, _ := parseMessage(first)
-		lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
-		for _, line := range lines {
-			if initReq.Request.Subtype == "initialize" && initReq.RequestID != "init-1" {
-				line = bytes.Replace(line, []byte(`"request_id":"init-1"`), []byte(`"request_id":"`+initReq.RequestID+`"`), 1)
-			}
-			out.Write(append(line, '\n'))
-			m, _ := parseMessage(line)
-			if m.Type == "control_request" && bytes.Contains(line, []byte(`"request":{"subtype":"`)) {
-				if !waitResponse(m.RequestID) {
-					return 1
-				}
-			}
+		if bytes.Contains(line, []byte(`"type":"user"`)) {
+			fmt.Fprintln(f.out, `{"type":"result","subtype":"success","is_error":false,"result":"got turn","num_turns":1}`)
 		}
-		// Like the CLI: finish when stdin closes.
-		for {
-			if _, ok := readLine(); !ok {
-				return 0
-			}
-		}
-	case scenario == "unknown-subtype":
-		readLine()
-		fmt.Fprintln(out, `{"type":"control_request","request_id":"x-1","request":{"subtype":"brand_new_thing","payload":1}}`)
-		if !waitResponse("x-1") {
+	}
+}
+
+// scenarios run by their whole name; prefixScenarios by a prefix that
+// carries their argument (stderr-flood:N).
+var scenarios map[string]func(*fake, string) int
+
+var prefixScenarios []struct {
+	prefix string
+	run    func(*fake, string) int
+}
+
+func init() {
+	scenarios = map[string]func(*fake, string) int{
+		"no-read":           runNoRead,
+		"no-init":           runNoInit,
+		"setsid-child":      runSetsidChild,
+		"garbage":           runGarbage,
+		"numeric-id":        runNumericId,
+		"ask-quietly":       runAskQuietly,
+		"withdraw":          runAskQuietly,
+		"deep-request":      runDeepRequest,
+		"ignore-interrupt":  runIgnoreInterrupt,
+		"ask-deny":          runAskDeny,
+		"mcp-server":        runMcpServer,
+		"flood":             runFlood,
+		"secret-corpus":     runSecretCorpus,
+		"secrets":           runSecrets,
+		"init-account":      runInitAccount,
+		"unknown-subtype":   runUnknownSubtype,
+		"echo-turns":        runEchoTurns,
+		"interruptible":     runInterruptible,
+		"ignore-everything": runIgnoreEverything,
+		"grandchild":        runGrandchild,
+		"crash":             runCrash,
+	}
+	prefixScenarios = []struct {
+		prefix string
+		run    func(*fake, string) int
+	}{
+		{"stderr-flood:", runStderrFlood},
+		{"ask-while-talking:", runAskWhileTalking},
+		{"capture:", runCapture},
+		{"ticker:", runTicker},
+		{"burst-exit:", runBurstExit},
+		{"bigline:", runBigline},
+	}
+}
+
+func runNoRead(f *fake, _ string) int {
+	readLine, out := f.readLine, f.out
+	signal.Ignore(syscall.SIGTERM)
+	readLine()
+	fmt.Fprintln(out, `{"type":"system","subtype":"init","session_id":"s1"}`)
+	if os.Getenv("AGENTJQ_FAKE_STDERR_NOISE") != "" {
+		// More than a pipe holds: a stderr nobody reads blocks here.
+		os.Stderr.Write(bytes.Repeat([]byte("noise on stderr\n"), 1<<16))
+	}
+	time.Sleep(time.Hour)
+	return 0
+}
+
+func runNoInit(f *fake, _ string) int {
+	resultPerTurn := f.resultPerTurn
+	return resultPerTurn()
+}
+
+func runStderrFlood(f *fake, scenario string) int {
+	resultPerTurn := f.resultPerTurn
+	var n int
+	fmt.Sscan(strings.TrimPrefix(scenario, "stderr-flood:"), &n)
+	line := strings.Repeat("e", 99) + "\n"
+	w := bufio.NewWriterSize(os.Stderr, 64<<10)
+	for written := 0; written < n; written += len(line) {
+		w.WriteString(line)
+	}
+	w.Flush()
+	return resultPerTurn()
+}
+
+func runSetsidChild(f *fake, _ string) int {
+	resultPerTurn, logf := f.resultPerTurn, f.logf
+	cmd := exec.Command("sleep", "60")
+	cmd.Stdout = os.Stdout
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return 2
+	}
+	fmt.Fprintf(logf, "CHILD %d\n", cmd.Process.Pid)
+	return resultPerTurn()
+}
+
+func runGarbage(f *fake, _ string) int {
+	readLine, resultPerTurn, out := f.readLine, f.resultPerTurn, f.out
+	readLine()
+	out.Write([]byte("not json at all\n\x00\xff\xfe binary\n[1,2,3]\n\"a string\"\n" +
+		`{"type":"assistant","message":` + "\n" + "{}\n" + strings.Repeat("junk", 256<<10) + "\n" +
+		`{"type":"result","subtype":"success","is_error":false,"num_turns":1}` + "\n"))
+	return resultPerTurn()
+}
+
+func runNumericId(f *fake, _ string) int {
+	readLine, resultPerTurn, out := f.readLine, f.resultPerTurn, f.out
+	readLine()
+	fmt.Fprintln(out, `{"type":"control_request","request_id":7,"request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls"},"tool_use_id":"toolu_n1"}}`)
+	for {
+		line, ok := readLine()
+		if !ok {
 			return 1
 		}
-		fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"result":"ok","num_turns":1}`)
-		for {
-			if _, ok := readLine(); !ok {
-				return 0
+		if bytes.Contains(line, []byte(`"control_response"`)) {
+			break
+		}
+	}
+	fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"num_turns":1}`)
+	return resultPerTurn()
+}
+
+func runAskWhileTalking(f *fake, scenario string) int {
+	readLine, waitResponse, resultPerTurn, out := f.readLine, f.waitResponse, f.resultPerTurn, f.out
+	var n int
+	fmt.Sscan(strings.TrimPrefix(scenario, "ask-while-talking:"), &n)
+	if first, ok := readLine(); ok && bytes.Contains(first, []byte(`"subtype":"initialize"`)) {
+		m, _ := parseMessage(first)
+		fmt.Fprintf(out, `{"type":"control_response","response":{"subtype":"success","request_id":%q,"response":{}}}`+"\n", m.RequestID)
+		readLine() // the turn
+	}
+	text := func(w io.Writer, s string) {
+		fmt.Fprintf(w, `{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":%q}]},"session_id":"talk"}`+"\n", s)
+	}
+	bw := bufio.NewWriterSize(out, 1<<20)
+	fmt.Fprintln(bw, `{"type":"system","subtype":"init","session_id":"talk","claude_code_version":"2.1.328","cwd":"/tmp","model":"fake","tools":["Write"],"permissionMode":"default"}`)
+	for i := range n {
+		text(bw, fmt.Sprintf("view line before %d", i))
+	}
+	fmt.Fprintln(bw, `{"type":"control_request","request_id":"talk1","request":{"subtype":"can_use_tool","tool_name":"Write","input":{"file_path":"banana.txt","content":"banana\n"},"tool_use_id":"toolu_talk1"}}`)
+	bw.Flush()
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(10 * time.Millisecond):
+				text(out, fmt.Sprintf("view line during %d", i))
 			}
 		}
-	case scenario == "echo-turns":
-		// One result per turn, echoing what arrived.
-		for {
-			line, ok := readLine()
-			if !ok {
-				return 0
+	}()
+	answered := waitResponse("talk1")
+	close(stop)
+	<-stopped
+	if !answered {
+		return 1
+	}
+	text(out, "view line after")
+	fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"result":"done","num_turns":1,"session_id":"talk"}`)
+	return resultPerTurn()
+}
+
+func runAskQuietly(f *fake, scenario string) int {
+	readLine, waitResponse, resultPerTurn, out := f.readLine, f.waitResponse, f.resultPerTurn, f.out
+	first, ok := readLine()
+	if m, _ := parseMessage(first); ok && m.Request.Subtype == "initialize" {
+		fmt.Fprintf(out, `{"type":"control_response","response":{"subtype":"success","request_id":%q,"response":{}}}`+"\n", m.RequestID)
+		readLine() // the turn
+	}
+	fmt.Fprintln(out, `{"type":"system","subtype":"init","session_id":"q1","claude_code_version":"2.1.332","tools":["Bash"],"permissionMode":"default"}`)
+	ask := func(id string) {
+		fmt.Fprintf(out, `{"type":"control_request","request_id":%q,"request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls"},"tool_use_id":"toolu_%s"}}`+"\n", id, id)
+	}
+	if scenario == "ask-quietly" {
+		ask("quiet1")
+		if !waitResponse("quiet1") {
+			return 1
+		}
+	} else {
+		ask("wd1")
+		wait, until := os.Getenv("AGENTJQ_FAKE_WAIT_FILE"), time.Now().Add(time.Minute)
+		for wait != "" && time.Now().Before(until) {
+			if _, err := os.Stat(wait); err == nil {
+				break
 			}
-			var m map[string]any
-			if json.Unmarshal(line, &m) != nil {
-				fmt.Fprintln(os.Stderr, "fake: bad JSON on stdin")
+			time.Sleep(10 * time.Millisecond)
+		}
+		fmt.Fprintln(out, `{"type":"control_cancel_request","request_id":"wd1"}`)
+		ask("wd2")
+		if !waitResponse("wd2") {
+			return 1
+		}
+	}
+	fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"result":"done","num_turns":1,"session_id":"q1"}`)
+	return resultPerTurn()
+}
+
+func runDeepRequest(f *fake, _ string) int {
+	readLine, waitResponse, resultPerTurn, out := f.readLine, f.waitResponse, f.resultPerTurn, f.out
+	readLine()
+	deep := strings.Repeat("[", 10001) + strings.Repeat("]", 10001)
+	fmt.Fprintln(out, `{"type":"control_request","request_id":"deep1","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls","x":`+deep+`},"tool_use_id":"toolu_deep1"}}`)
+	if !waitResponse("deep1") {
+		return 1
+	}
+	fmt.Fprintln(out, `{"type":"control_request","request_id":"deep2","request":{"subtype":"hook_callback","callback_id":"agentjq_guard","input":{"hook_event_name":"PreToolUse","tool_name":"mcp__x__y","tool_input":{"x":`+deep+`},"tool_use_id":"toolu_deep2"},"tool_use_id":"toolu_deep2"}}`)
+	if !waitResponse("deep2") {
+		return 1
+	}
+	fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"num_turns":1,"structured_output":`+deep+`}`)
+	return resultPerTurn()
+}
+
+func runIgnoreInterrupt(f *fake, _ string) int {
+	readLine, out := f.readLine, f.out
+	signal.Ignore(syscall.SIGTERM)
+	fmt.Fprintln(out, `{"type":"system","subtype":"init","session_id":"s1","claude_code_version":"2.1.328","permissionMode":"default"}`)
+	for {
+		line, ok := readLine()
+		if !ok {
+			return 0
+		}
+		m, _ := parseMessage(line)
+		switch {
+		case m.Type == "control_request":
+			fmt.Fprintf(out, `{"type":"control_response","response":{"subtype":"success","request_id":%q,"response":{}}}`+"\n", m.RequestID)
+		case m.Type == "user" && !bytes.Contains(line, []byte("HANG")):
+			fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"stop_reason":"end_turn","result":"got turn","num_turns":1,"session_id":"s1"}`)
+		}
+	}
+}
+
+func runAskDeny(f *fake, _ string) int {
+	readLine, waitResponse, resultPerTurn, out := f.readLine, f.waitResponse, f.resultPerTurn, f.out
+	readLine()
+	fmt.Fprintln(out, `{"type":"control_request","request_id":"req-1","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"rm -rf /tmp/x"},"tool_use_id":"toolu_req1"}}`)
+	if !waitResponse("req-1") {
+		return 1
+	}
+	fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"num_turns":1}`)
+	return resultPerTurn()
+}
+
+func runMcpServer(f *fake, _ string) int {
+	return mcptest.Main()
+}
+
+func runFlood(f *fake, _ string) int {
+	out := f.out
+	// Events as fast as stdout takes them, until it does not.
+	bw := bufio.NewWriterSize(out, 256<<10)
+	pad := strings.Repeat(`lorem ipsum \"dolor\" sit amet\n `, 60) // JSON-escaped
+	for i := 0; ; i++ {
+		if _, err := fmt.Fprintf(bw, `{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"%d %s"}},"session_id":"flood"}`+"\n", i, pad); err != nil {
+			return 0
+		}
+	}
+}
+
+func runSecretCorpus(f *fake, _ string) int {
+	readLine, waitResponse, out := f.readLine, f.waitResponse, f.out
+	return secretCorpus(out, readLine, waitResponse)
+}
+
+func runSecrets(f *fake, _ string) int {
+	out := f.out
+	// SecretsStream in one write: the bridge validates it in one
+	// chunk, on its workers, ahead of the line that names the account.
+	out.Write([]byte(SecretsStream()))
+	return 0
+}
+
+func runInitAccount(f *fake, _ string) int {
+	readLine, out := f.readLine, f.out
+	for {
+		line, ok := readLine()
+		if !ok {
+			return 0
+		}
+		m, _ := parseMessage(line)
+		switch {
+		case m.Type == "control_request" && m.Request.Subtype == "initialize":
+			fmt.Fprintf(out, `{"type":"control_response","response":{"subtype":"success","request_id":%q,"response":{"commands":[],"models":[{"value":"default"}],"account":{"email":"alice@example.com","organization":"Acme Widgets Ltd","tokenSource":"none"},"pid":42}}}`+"\n", m.RequestID)
+		case m.Type == "user":
+			fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"result":"got turn","num_turns":1}`)
+		}
+	}
+}
+
+func runCapture(f *fake, scenario string) int {
+	readLine, waitResponse, out := f.readLine, f.waitResponse, f.out
+	name := strings.TrimPrefix(scenario, "capture:")
+	data, err := fixtures.Capture(name, "out")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	first, ok := readLine()
+	if !ok {
+		return 0
+	}
+	// A client's own initialize is answered under its request id
+	// (the capture's client used "init-1").
+	initReq, _ := parseMessage(first)
+	lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+	for _, line := range lines {
+		if initReq.Request.Subtype == "initialize" && initReq.RequestID != "init-1" {
+			line = bytes.Replace(line, []byte(`"request_id":"init-1"`), []byte(`"request_id":"`+initReq.RequestID+`"`), 1)
+		}
+		out.Write(append(line, '\n'))
+		m, _ := parseMessage(line)
+		if m.Type == "control_request" && bytes.Contains(line, []byte(`"request":{"subtype":"`)) {
+			if !waitResponse(m.RequestID) {
 				return 1
-			}
-			if m["type"] == "user" {
-				b, _ := json.Marshal(map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": "got turn", "num_turns": 1})
-				fmt.Fprintf(out, "%s\n", b)
-			}
-		}
-	case scenario == "interruptible":
-		readLine()
-		fmt.Fprintln(out, `{"type":"system","subtype":"init","session_id":"s1","claude_code_version":"2.1.328"}`)
-		for {
-			line, ok := readLine()
-			if !ok {
-				return 0
-			}
-			if bytes.Contains(line, []byte(`"interrupt"`)) {
-				m, _ := parseMessage(line)
-				fmt.Fprintf(out, `{"type":"control_response","response":{"subtype":"success","request_id":%q,"response":{"still_queued":[]}}}`+"\n", m.RequestID)
-				fmt.Fprintln(out, `{"type":"result","subtype":"error_during_execution","is_error":true,"num_turns":1,"terminal_reason":"aborted_tools"}`)
-			}
-		}
-	case scenario == "ignore-everything":
-		// Reads its turn and then never answers nor exits on EOF.
-		readLine()
-		fmt.Fprintln(out, `{"type":"system","subtype":"init","session_id":"s1"}`)
-		time.Sleep(time.Hour)
-		return 0
-	case scenario == "grandchild":
-		// A grandchild inherits stdout and outlives the agent.
-		readLine()
-		cmd := exec.Command("sleep", "60")
-		cmd.Stdout = os.Stdout
-		if err := cmd.Start(); err != nil {
-			return 2
-		}
-		fmt.Fprintf(logf, "GRANDCHILD %d\n", cmd.Process.Pid)
-		fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"num_turns":1}`)
-		return 0
-	case scenario == "crash":
-		readLine()
-		fmt.Fprintln(out, `{"type":"system","subtype":"init","session_id":"s1","claude_code_version":"9.9.9"}`)
-		fmt.Fprintln(os.Stderr, "fatal: the fake agent fell over")
-		return 3
-	case strings.HasPrefix(scenario, "ticker:"):
-		// ticker:N:INTERVAL writes N lines, each stamped with the time it
-		// was written, INTERVAL apart, then a result.
-		var n int
-		var every time.Duration
-		parts := strings.Split(strings.TrimPrefix(scenario, "ticker:"), ":")
-		fmt.Sscan(parts[0], &n)
-		if len(parts) > 1 {
-			every, _ = time.ParseDuration(parts[1])
-		}
-		readLine()
-		for i := 0; i < n; i++ {
-			fmt.Fprintf(out, `{"type":"assistant","t":%d,"message":{"content":[{"type":"text","text":"tick %d"}]}}`+"\n", time.Now().UnixNano(), i)
-			time.Sleep(every)
-		}
-		fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"num_turns":1}`)
-		for {
-			if _, ok := readLine(); !ok {
-				return 0
-			}
-		}
-	case strings.HasPrefix(scenario, "burst-exit:"):
-		// burst-exit:N[:SIZE] writes N lines of about SIZE bytes (1000)
-		// and a result in one burst, more than a pipe holds, and exits
-		// without waiting for its stdin to end.
-		var n int
-		size := 1000
-		parts := strings.Split(strings.TrimPrefix(scenario, "burst-exit:"), ":")
-		fmt.Sscan(parts[0], &n)
-		if len(parts) > 1 {
-			fmt.Sscan(parts[1], &size)
-		}
-		readLine()
-		w := bufio.NewWriterSize(out, 1<<20)
-		pad := strings.Repeat("x", size)
-		for i := 0; i < n; i++ {
-			fmt.Fprintf(w, `{"type":"assistant","n":%d,"message":{"content":[{"type":"text","text":"%s"}]}}`+"\n", i, pad)
-		}
-		w.WriteString(`{"type":"result","subtype":"success","is_error":false,"num_turns":1}` + "\n")
-		w.Flush()
-		return 0
-	case strings.HasPrefix(scenario, "bigline:"):
-		var n int
-		fmt.Sscan(strings.TrimPrefix(scenario, "bigline:"), &n)
-		readLine()
-		w := bufio.NewWriterSize(out, 1<<20)
-		w.WriteString(`{"type":"assistant","message":{"content":[{"type":"text","text":"`)
-		chunk := strings.Repeat("abcdefghij", 1024)
-		for written := 0; written < n; written += len(chunk) {
-			w.WriteString(chunk)
-		}
-		w.WriteString(`"}]}}` + "\n")
-		w.WriteString(`{"type":"result","subtype":"success","is_error":false,"num_turns":1}` + "\n")
-		w.Flush()
-		for {
-			if _, ok := readLine(); !ok {
-				return 0
 			}
 		}
 	}
-	fmt.Fprintln(os.Stderr, "fake agent: unknown scenario", scenario)
-	return 2
+	// Like the CLI: finish when stdin closes.
+	for {
+		if _, ok := readLine(); !ok {
+			return 0
+		}
+	}
+}
+
+func runUnknownSubtype(f *fake, _ string) int {
+	readLine, waitResponse, out := f.readLine, f.waitResponse, f.out
+	readLine()
+	fmt.Fprintln(out, `{"type":"control_request","request_id":"x-1","request":{"subtype":"brand_new_thing","payload":1}}`)
+	if !waitResponse("x-1") {
+		return 1
+	}
+	fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"result":"ok","num_turns":1}`)
+	for {
+		if _, ok := readLine(); !ok {
+			return 0
+		}
+	}
+}
+
+func runEchoTurns(f *fake, _ string) int {
+	readLine, out := f.readLine, f.out
+	// One result per turn, echoing what arrived.
+	for {
+		line, ok := readLine()
+		if !ok {
+			return 0
+		}
+		var m map[string]any
+		if json.Unmarshal(line, &m) != nil {
+			fmt.Fprintln(os.Stderr, "fake: bad JSON on stdin")
+			return 1
+		}
+		if m["type"] == "user" {
+			b, _ := json.Marshal(map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": "got turn", "num_turns": 1})
+			fmt.Fprintf(out, "%s\n", b)
+		}
+	}
+}
+
+func runInterruptible(f *fake, _ string) int {
+	readLine, out := f.readLine, f.out
+	readLine()
+	fmt.Fprintln(out, `{"type":"system","subtype":"init","session_id":"s1","claude_code_version":"2.1.328"}`)
+	for {
+		line, ok := readLine()
+		if !ok {
+			return 0
+		}
+		if bytes.Contains(line, []byte(`"interrupt"`)) {
+			m, _ := parseMessage(line)
+			fmt.Fprintf(out, `{"type":"control_response","response":{"subtype":"success","request_id":%q,"response":{"still_queued":[]}}}`+"\n", m.RequestID)
+			fmt.Fprintln(out, `{"type":"result","subtype":"error_during_execution","is_error":true,"num_turns":1,"terminal_reason":"aborted_tools"}`)
+		}
+	}
+}
+
+func runIgnoreEverything(f *fake, _ string) int {
+	readLine, out := f.readLine, f.out
+	// Reads its turn and then never answers nor exits on EOF.
+	readLine()
+	fmt.Fprintln(out, `{"type":"system","subtype":"init","session_id":"s1"}`)
+	time.Sleep(time.Hour)
+	return 0
+}
+
+func runGrandchild(f *fake, _ string) int {
+	readLine, out, logf := f.readLine, f.out, f.logf
+	// A grandchild inherits stdout and outlives the agent.
+	readLine()
+	cmd := exec.Command("sleep", "60")
+	cmd.Stdout = os.Stdout
+	if err := cmd.Start(); err != nil {
+		return 2
+	}
+	fmt.Fprintf(logf, "GRANDCHILD %d\n", cmd.Process.Pid)
+	fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"num_turns":1}`)
+	return 0
+}
+
+func runCrash(f *fake, _ string) int {
+	readLine, out := f.readLine, f.out
+	readLine()
+	fmt.Fprintln(out, `{"type":"system","subtype":"init","session_id":"s1","claude_code_version":"9.9.9"}`)
+	fmt.Fprintln(os.Stderr, "fatal: the fake agent fell over")
+	return 3
+}
+
+func runTicker(f *fake, scenario string) int {
+	readLine, out := f.readLine, f.out
+	// ticker:N:INTERVAL writes N lines, each stamped with the time it
+	// was written, INTERVAL apart, then a result.
+	var n int
+	var every time.Duration
+	parts := strings.Split(strings.TrimPrefix(scenario, "ticker:"), ":")
+	fmt.Sscan(parts[0], &n)
+	if len(parts) > 1 {
+		every, _ = time.ParseDuration(parts[1])
+	}
+	readLine()
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(out, `{"type":"assistant","t":%d,"message":{"content":[{"type":"text","text":"tick %d"}]}}`+"\n", time.Now().UnixNano(), i)
+		time.Sleep(every)
+	}
+	fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"num_turns":1}`)
+	for {
+		if _, ok := readLine(); !ok {
+			return 0
+		}
+	}
+}
+
+func runBurstExit(f *fake, scenario string) int {
+	readLine, out := f.readLine, f.out
+	// burst-exit:N[:SIZE] writes N lines of about SIZE bytes (1000)
+	// and a result in one burst, more than a pipe holds, and exits
+	// without waiting for its stdin to end.
+	var n int
+	size := 1000
+	parts := strings.Split(strings.TrimPrefix(scenario, "burst-exit:"), ":")
+	fmt.Sscan(parts[0], &n)
+	if len(parts) > 1 {
+		fmt.Sscan(parts[1], &size)
+	}
+	readLine()
+	w := bufio.NewWriterSize(out, 1<<20)
+	pad := strings.Repeat("x", size)
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(w, `{"type":"assistant","n":%d,"message":{"content":[{"type":"text","text":"%s"}]}}`+"\n", i, pad)
+	}
+	w.WriteString(`{"type":"result","subtype":"success","is_error":false,"num_turns":1}` + "\n")
+	w.Flush()
+	return 0
+}
+
+func runBigline(f *fake, scenario string) int {
+	readLine, out := f.readLine, f.out
+	var n int
+	fmt.Sscan(strings.TrimPrefix(scenario, "bigline:"), &n)
+	readLine()
+	w := bufio.NewWriterSize(out, 1<<20)
+	w.WriteString(`{"type":"assistant","message":{"content":[{"type":"text","text":"`)
+	chunk := strings.Repeat("abcdefghij", 1024)
+	for written := 0; written < n; written += len(chunk) {
+		w.WriteString(chunk)
+	}
+	w.WriteString(`"}]}}` + "\n")
+	w.WriteString(`{"type":"result","subtype":"success","is_error":false,"num_turns":1}` + "\n")
+	w.Flush()
+	for {
+		if _, ok := readLine(); !ok {
+			return 0
+		}
+	}
 }
 
 // The secrets of the "secrets" scenario: a recording must hold none of
