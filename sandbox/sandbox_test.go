@@ -62,7 +62,6 @@ func TestSettingsFromPolicy(t *testing.T) {
 	}
 	// A session run in HOME holds HOME's own control files.
 	p.Project = home
-	dw = Settings(p)["filesystem"].(map[string]any)["denyWrite"].([]string)
 	os.MkdirAll(filepath.Join(home, ".ssh"), 0o700)
 	os.WriteFile(filepath.Join(home, ".bashrc"), nil, 0o644)
 	dw = Settings(p)["filesystem"].(map[string]any)["denyWrite"].([]string)
