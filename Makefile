@@ -32,7 +32,7 @@ CLAUDE_VERSION  ?= $(lastword $(CLAUDE_VERSIONS))
 claude_bin       = $(HOME)/.cache/agentjq/claude-$(1)/node_modules/.bin/claude
 CLAUDE_BIN       = $(call claude_bin,$(CLAUDE_VERSION))
 
-.PHONY: node-clients all build install test test-short lint staticcheck gocyclo fuzz bench man protocol fixtures claude cli-schema cli-drift clean
+.PHONY: sandbox-deps node-clients all build install test test-short lint staticcheck gocyclo fuzz bench man protocol fixtures claude cli-schema cli-drift clean
 
 all: build
 
@@ -54,7 +54,7 @@ install: build
 # the live tests run; set AGENTJQ_REQUIRE_LIVE=1 (CI does) to fail, not
 # skip, when one cannot be found. The whole suite runs once against the
 # newest CLI, then the live tests (TestLive*) once against each older one.
-test: claude node-clients
+test: claude node-clients sandbox-deps
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo 'gofmt: files above need formatting'; exit 1; }
 	AGENTJQ_LIVE_CLAUDE=$(call claude_bin,$(lastword $(CLAUDE_VERSIONS))) $(GO) test -race -count=1 -timeout 20m ./...
@@ -65,6 +65,17 @@ test: claude node-clients
 
 test-short:
 	$(GO) test -short ./...
+
+# Claude Code's sandbox, which agentjq turns on for every session, needs
+# bubblewrap and socat on Linux: installed with apt-get when missing and
+# this is a Debian or Ubuntu machine run as root; otherwise say what to
+# install.
+sandbox-deps:
+	@if [ "$$(uname -s)" = Linux ] && ! { command -v bwrap && command -v socat; } >/dev/null; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap socat; \
+		else echo "the sandbox needs bubblewrap and socat: apt-get install bubblewrap socat (or your system's packages)"; exit 1; fi; \
+	fi
 
 # The real clients the proxy, serve and acp tests drive (the Agent SDK, the
 # ACP SDK, a WebSocket client, a JSON Schema validator), pinned, installed

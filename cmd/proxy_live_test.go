@@ -95,6 +95,7 @@ type sdkScenario struct {
 	Hook      bool   `json:"hook,omitempty"`
 	MCP       bool   `json:"mcp,omitempty"`
 	Interrupt bool   `json:"interrupt,omitempty"`
+	Sandbox   any    `json:"sandbox,omitempty"`
 }
 
 type sdkEvent struct {
@@ -582,4 +583,33 @@ func TestLiveProxySDKPolicyDeniesAutoAllowed(t *testing.T) {
 			t.Fatalf("the app's initialize carries agentjq's guard: %v; the guard's call is agentjq's: %v", merged, held)
 		}
 	})
+}
+
+// TestLiveProxySDKSandboxNeverWeakened: an app whose SDK options ask for a
+// weaker sandbox (off, commands excluded from it, unsandboxed retries,
+// all of / writable) still gets agentjq's: a Bash command cannot write
+// outside the project, and agentjq says which settings it dropped.
+func TestLiveProxySDKSandboxNeverWeakened(t *testing.T) {
+	s := sdkLive(t)
+	outside := filepath.Join(t.TempDir(), "outside.txt")
+	errs := filepath.Join(t.TempDir(), "proxy.err")
+	bin := shim(t, "claude-proxy", fmt.Sprintf(`exec %s proxy --bin %s -- "$@" 2>>%s`, shQuote(s.agentjq), shQuote(s.claude), shQuote(errs)))
+	dir := livetest.Workdir(t)
+	r := s.drive(t, sdkScenario{Claude: bin, Cwd: dir,
+		Prompt: "TOOL Bash " + `{"command":"python3 -c \"open('` + outside + `','w').write('x')\"; echo tried"}`,
+		Sandbox: map[string]any{
+			"enabled": false, "allowUnsandboxedCommands": true, "autoAllowBashIfSandboxed": true,
+			"excludedCommands": []string{"python3:*"},
+			"filesystem":       map[string]any{"allowWrite": []string{"/"}},
+		}})
+	r.mustSucceed(t)
+	if exists(outside) {
+		t.Errorf("the command wrote outside the project: the client's sandbox settings won")
+	}
+	b, _ := os.ReadFile(errs)
+	for _, want := range []string{"sandbox.enabled", "sandbox.excludedCommands", "sandbox.filesystem.allowWrite /"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("agentjq's stderr does not name %s as dropped:\n%s", want, b)
+		}
+	}
 }

@@ -35,6 +35,9 @@ const options = {
     return { behavior: "allow", updatedInput: input };
   },
 };
+if (sc.sandbox) {
+  options.sandbox = sc.sandbox;
+}
 if (sc.hook) {
   options.hooks = {
     PreToolUse: [{
