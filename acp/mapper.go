@@ -22,11 +22,15 @@ type Mapper struct {
 	// plan): their results are not tool call updates either.
 	skipped map[string]bool
 	running map[string]bool // tool ids said to be in progress
+	// blocked: what the sandbox stopped each call from doing (agentjq's
+	// sandbox event, which comes just before the call's result), shown
+	// with the result.
+	blocked map[string]string
 }
 
 // NewMapper is a Mapper with nothing seen.
 func NewMapper() *Mapper {
-	return &Mapper{tools: map[string]toolUse{}, streamed: map[string]bool{}, skipped: map[string]bool{}, running: map[string]bool{}}
+	return &Mapper{tools: map[string]toolUse{}, streamed: map[string]bool{}, skipped: map[string]bool{}, running: map[string]bool{}, blocked: map[string]string{}}
 }
 
 type toolUse struct {
@@ -133,6 +137,13 @@ func (m *Mapper) Line(dir protocol.Direction, line []byte) Out {
 		switch h.Subtype {
 		case "exit":
 			return Out{Exit: true}
+		case protocol.EventSandbox:
+			var sb protocol.Sandboxed
+			json.Unmarshal(line, &sb)
+			if sb.ToolUseID != "" && len(m.blocked) < 4096 {
+				m.blocked[sb.ToolUseID] = "Blocked by the sandbox: " + protocol.BlockedText(sb.Blocked)
+			}
+			return Out{}
 		case "decision":
 			var d protocol.Decision
 			json.Unmarshal(line, &d)
@@ -264,6 +275,10 @@ func (m *Mapper) toolResults(raw json.RawMessage) []Update {
 		}
 		if t := protocol.ContentText(b.Content, false); t != "" {
 			u.ToolContent = append(u.ToolContent, ToolContent{Type: "content", Content: &ContentBlock{Type: "text", Text: t}})
+		}
+		if note, ok := m.blocked[b.ToolUseID]; ok {
+			delete(m.blocked, b.ToolUseID)
+			u.ToolContent = append(u.ToolContent, ToolContent{Type: "content", Content: &ContentBlock{Type: "text", Text: note}})
 		}
 		ups = append(ups, u)
 	}

@@ -107,3 +107,17 @@ func BenchmarkMapDelta(b *testing.B) {
 		json.Marshal(sessionNotification{SessionID: "s", Update: u[0]})
 	}
 }
+
+// TestMapperSandboxBlock: what the sandbox stopped a call from doing is
+// shown with the call's result.
+func TestMapperSandboxBlock(t *testing.T) {
+	ups := mapLines(
+		`{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"make"}}]}}`,
+		`{"type":"agentjq","subtype":"sandbox","tool_use_id":"t1","tool":"Bash","blocked":[{"kind":"write","path":"/p/.git/hooks/pre-commit"}]}`,
+		`{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","is_error":true,"content":"Read-only file system"}]}}`,
+	)
+	last := js(ups[len(ups)-1])
+	if !strings.Contains(last, "Blocked by the sandbox: write /p/.git/hooks/pre-commit") || !strings.Contains(last, `"status":"failed"`) {
+		t.Errorf("the result's update: %s", last)
+	}
+}

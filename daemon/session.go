@@ -392,8 +392,14 @@ func (s *Session) fromBridge(line []byte) {
 	if json.Unmarshal(line, &ev) != nil {
 		return
 	}
-	if ev.Subtype == "warning" {
+	switch ev.Subtype {
+	case "warning":
 		s.emit("error", ErrorPayload{Code: ev.Code, Message: ev.Message})
+	case protocol.EventSandbox:
+		// What the OS sandbox stopped a call from doing.
+		var sb protocol.Sandboxed
+		json.Unmarshal(line, &sb)
+		s.emit("error", ErrorPayload{Code: "sandbox_blocked", Message: "the sandbox blocked " + sb.Tool + " " + sb.ToolUseID + ": " + protocol.BlockedText(sb.Blocked)})
 	}
 }
 

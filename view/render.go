@@ -899,7 +899,7 @@ func (r *Renderer) agentjq(ev *envelope, line []byte) {
 		var sb protocol.Sandboxed
 		_ = decode(line, &sb)
 		label := "sandbox blocked " + sb.Tool + "  "
-		r.put(r.depthOfTool(sb.ToolUseID), r.st.red.Sprint("⛔"), r.st.red.Sprint(label)+fit(BlockedText(sb.Blocked), r.budget(0, label)))
+		r.put(r.depthOfTool(sb.ToolUseID), r.st.red.Sprint("⛔"), r.st.red.Sprint(label)+fit(protocol.BlockedText(sb.Blocked), r.budget(0, label)))
 	case protocol.EventExit:
 		r.closeOpen()
 		r.turnOpen = false
@@ -936,21 +936,4 @@ func (r *Renderer) agentjq(ev *envelope, line []byte) {
 	default:
 		r.put(0, r.st.dim.Sprint("·"), r.st.dim.Sprint("agentjq "+ev.Subtype))
 	}
-}
-
-// BlockedText says what the sandbox refused, one item a kind and path
-// or host: "write .git/hooks/pre-commit, read .env, network example.com:80".
-func BlockedText(bs []protocol.Blocked) string {
-	parts := make([]string, 0, len(bs))
-	for _, b := range bs {
-		what := b.Path
-		if b.Kind == "network" {
-			what = b.Host
-		}
-		if what == "" {
-			what = b.Text
-		}
-		parts = append(parts, b.Kind+" "+what)
-	}
-	return strings.Join(parts, ", ")
 }

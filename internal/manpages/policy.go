@@ -15,6 +15,35 @@ agentjq-policy - rules files, jq policies, and the approver and hook protocols t
     agentjq spawn --policy rules.json --policy policy.jq --approver CMD [--approver-format control|hook]
     agentjq approve --policy FILE... < agent-output.ndjson
 
+# WHAT IS ENFORCED AND WHAT IS MATCHED
+
+**The sandbox is the boundary.** Every Bash command the agent runs, and
+every program it starts, runs in Claude Code's own OS sandbox (bubblewrap
+on Linux, Seatbelt on macOS), which agentjq turns on for every claude
+session and derives from the policy (SANDBOX, below). It enforces files,
+reads and network whatever the command's spelling: writes only inside the
+project and the build caches, never to its control files (git's hooks and
+config, claude's settings, rc files) or to HOME; no reads of the files Read
+deny rules name or of credentials (~/.ssh, ~/.aws, ~/.kube/config...); no
+network except the domains the policy names; the agent's own credentials
+are not in any command's environment.
+
+**Rules state intent, and are matched, not enforced.** They are matched as
+Claude Code matches them (a prefix rule, a compound command needs each part
+allowed, a part agentjq cannot read is allowed by no rule), with the cheap
+respellings of a deny or ask rule (option clusters in any order,
+--opt=value, abbreviations). A Bash deny rule is **not** a boundary against
+a program you allow that runs arbitrary code: under Bash(python3:*),
+Bash(node:*), Bash(make:*) or Bash(npm run:*), a script can do anything the
+sandbox lets it, deny rules or not. Code given inline (git -c, an
+interpreter's -c or -e) meets every Bash deny rule, so such a policy does
+not allow it.
+
+**The file tools are checked by path rules.** Read, Edit, Write,
+MultiEdit, NotebookEdit, Glob and Grep run inside claude, outside the
+sandbox: path rules decide them, and a write to a control file is denied
+unless an allow rule names it.
+
 # DESCRIPTION
 
 Before it runs a tool, the agent sends a **can_use_tool** control request and
@@ -37,6 +66,91 @@ Every decision is reported as an agentjq event of subtype **decision**
 (see agentjq-protocol(7)), naming who decided (**decided_by**: rules, jq,
 approver, tty, default, timeout, cancel, error, hook), the path (**via**:
 hook or permission, below) and which rule.
+
+# SANDBOX
+
+agentjq passes claude one **--settings** whose sandbox block it makes from
+the policy, merged with the client's own (the proxy, the Agent SDK: the
+stricter value wins, and a client's setting that would weaken the sandbox
+is dropped, naming it on stderr):
+
+- **enabled**, **failIfUnavailable** true; **allowUnsandboxedCommands**
+  false (claude never retries a blocked command outside the sandbox: a Bash
+  call that asks for **dangerouslyDisableSandbox** is denied besides);
+  **autoAllowBashIfSandboxed** false (the rules still decide every call);
+- **filesystem.denyWrite**: Edit and Write deny rules, as exact paths (the
+  sandbox binds exact paths on Linux: a deny rule with a glob holds the
+  files it matches when the session starts; dir/** holds dir), and the
+  control files that exist in the project when it starts: .git/config,
+  .git/hooks and those of nested, bare and submodule repositories, .claude,
+  .husky, .vscode, .idea, .cargo/config.toml, the rc files of shells, git,
+  npm, yarn, pnpm, bun, pip, mise, pre-commit and lefthook;
+- **filesystem.denyRead**: Read deny rules, and the credential files below
+  HOME (~/.ssh, ~/.aws, ~/.azure, ~/.config/gcloud, ~/.gnupg, ~/.netrc,
+  ~/.git-credentials, ~/.docker/config.json, ~/.kube/config, ~/.npmrc,
+  ~/.pypirc, ~/.config/gh/hosts.yml, cargo's and terraform's credentials,
+  ~/.vault-token, ~/.pgpass, ~/.my.cnf, claude's own) unless a Read allow
+  rule names them;
+- **filesystem.allowWrite**: Edit and Write allow rules outside the
+  project, and the build caches ordinary builds write, found the way each
+  tool finds them (go env GOCACHE GOMODCACHE, npm config get cache,
+  CARGO_HOME's registry and git, pip's, uv's, yarn's, pnpm's caches),
+  made when missing. Never an install target (~/go/bin, ~/.cargo/bin,
+  npm's global prefix): what is put there runs outside the sandbox. A
+  cache is writable: a command can poison it (a Go build cache entry, an
+  npm tarball) for a later build outside the sandbox that trusts it;
+- **network.allowedDomains**: WebFetch(domain:...) allow rules and the
+  policy's own list. A command reaching any other host makes claude ask,
+  as a can_use_tool for the tool **SandboxNetworkAccess** with input
+  {"host": ...}: the chain decides it like any call (a WebFetch or
+  SandboxNetworkAccess domain rule matches it; else the default, deny).
+  Loopback is never reachable;
+- **credentials.envVars**: the agent's own credentials (ANTHROPIC_API_KEY,
+  ANTHROPIC_AUTH_TOKEN, CLAUDE_CODE_OAUTH_TOKEN...) and the policy's list
+  are unset for commands.
+
+A rules file may carry a **sandbox** key, as Claude Code's settings do
+(beside **permissions** in a settings.json): **enabled** (false runs
+without the sandbox, warning once), **filesystem** {**allowWrite**,
+**denyWrite**, **denyRead**, **allowRead**}, **network**
+{**allowedDomains**}, **credentials** {**envVars**: names}. Any other key
+(excludedCommands, allowUnsandboxedCommands, proxy ports...) is an error
+naming file:line:column: nothing in a policy weakens the sandbox.
+
+    {"allow": ["Bash(npm:*)", "Edit(./**)"],
+     "sandbox": {"network": {"allowedDomains": ["registry.npmjs.org"]}}}
+
+Where the sandbox cannot run (bubblewrap or socat missing, user namespaces
+refused, an unsupported system) agentjq starts no agent: it exits 127 and
+says what to install. **--no-sandbox** (spawn, record, proxy, serve, acp)
+runs without it, warning once on stderr and once in the event stream
+(warning code sandbox_off). claude 2.1.332 says "sandbox_enabled" on its
+init line: false ends the session (exit 127). claude 2.1.328 says nothing
+there; what holds its sandbox on is failIfUnavailable, with which it refuses
+to start without a working sandbox or with settings it cannot take (checked
+live on both versions), and an older claude is ended.
+
+What the sandbox stopped is reported: an agentjq event of subtype
+**sandbox** (tool_use_id, and what was blocked: a write, a read or a
+network host), a line of **filter --view**, and an error event in the
+daemon's and ACP's streams. On Linux claude reports only network blocks
+itself (its <sandbox_violations> text); writes and reads are read from the
+command's errors (EROFS, a refused read of a denied path), so a program
+that hides its errors is blocked without a report.
+
+What the sandbox does not hold, or breaks:
+
+- a control file that does not exist when the session starts is not held
+  by agentjq's list (claude's own defaults still hold .claude/settings*.json,
+  .mcp.json, .gitconfig, .bashrc and a few more): bubblewrap holds a missing
+  path with an empty character device that every command sees in the
+  project, and git add -A, or a tool that reads the file, fails on it. So a
+  repository made during the session (git init) has hooks it may write;
+- claude's own placeholders break git add -A; agentjq hides them from the
+  agent's git (an excludes file, through GIT_CONFIG_COUNT), nowhere else;
+- writes inside the project are allowed: rm -rf of the project, or a
+  Makefile or package.json the agent wrote and you run later, is the
+  project's content; the rules and your review hold it, not the sandbox.
 
 # EVERY CALL, NOT ONLY THE ONES THE AGENT ASKS ABOUT
 
@@ -115,6 +229,9 @@ project's .claude/settings.json can be used as it is.
 
 **message**
 :   the message a deny by this file's default sends the agent.
+
+**sandbox**
+:   what the OS sandbox holds beyond what the rules give it (SANDBOX).
 
 **answers**
 :   scripted answers to AskUserQuestion: question text or header (or "*")

@@ -1,5 +1,7 @@
 package protocol
 
+import "strings"
+
 // agentjq's own events are extra NDJSON lines on spawn's stdout, told apart
 // by "type":"agentjq". Consumers that only want the agent's stream drop them
 // with select(.type != "agentjq"), or run spawn with --no-events.
@@ -81,6 +83,23 @@ type Blocked struct {
 	Path string `json:"path,omitempty"`
 	Host string `json:"host,omitempty"`
 	Text string `json:"text,omitempty"`
+}
+
+// BlockedText says what the sandbox refused, one item a kind and path or
+// host: "write .git/hooks/pre-commit, read .env, network example.com:80".
+func BlockedText(bs []Blocked) string {
+	parts := make([]string, 0, len(bs))
+	for _, b := range bs {
+		what := b.Path
+		if b.Kind == "network" {
+			what = b.Host
+		}
+		if what == "" {
+			what = b.Text
+		}
+		parts = append(parts, b.Kind+" "+what)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Warning is a problem agentjq saw that did not stop the session.
