@@ -153,3 +153,33 @@ func TestReadmeParser(t *testing.T) {
 		t.Fatalf("parsed %+v", ex)
 	}
 }
+
+// TestDocsSayWhatIsABoundary: the README's policy section and the first
+// section of agentjq-policy(5) say what is enforced and what is matched.
+func TestDocsSayWhatIsABoundary(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"**What is enforced and what is matched.**", "held by Claude Code's own OS sandbox", "a Bash deny rule is not a\nboundary against a program you allow that runs arbitrary code", "`bubblewrap` and\n`socat`"} {
+		if !strings.Contains(string(readme), want) {
+			t.Errorf("README.md lacks %q", want)
+		}
+	}
+	page, err := os.ReadFile("man/agentjq-policy.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(page)
+	first := strings.Index(text, `.SH "WHAT IS ENFORCED AND WHAT IS MATCHED"`)
+	desc := strings.Index(text, ".SH DESCRIPTION")
+	if first < 0 || desc < 0 || first > desc || strings.Index(text, ".SH SYNOPSIS") > first {
+		t.Fatalf("agentjq-policy(5) does not open with WHAT IS ENFORCED AND WHAT IS MATCHED after its synopsis")
+	}
+	section := text[first:desc]
+	for _, want := range []string{"The sandbox is the boundary", "Rules state intent, and are matched, not enforced", "not", "The file tools are checked by path rules"} {
+		if !strings.Contains(section, want) {
+			t.Errorf("the section lacks %q", want)
+		}
+	}
+}

@@ -402,26 +402,32 @@ their length.
 
 # PROTECTED CONTROL FILES
 
-Some files make the agent or its tools run code or widen what the agent may
-do: **.claude/\*\*** (settings.json, settings.local.json, hooks, commands),
-**~/.claude/\*\***, **.mcp.json**, **.git/config**, **.git/hooks/\*\***,
-**.gitconfig**, **~/.config/git/\*\***, a file named .git, the config,
-config.worktree, commondir and hooks of any repository below .git (modules,
-worktrees), Claude Code's **~/.claude.json** (wherever a .claude.json is), shell start-up
-files (.bashrc, .bash_profile, .profile, .zshrc, .zshenv, .zprofile, .kshrc,
-.cshrc, .inputrc, .envrc, ~/.config/fish/\*\*...), the files that set how
-npm, yarn, curl and wget run (.npmrc, .yarnrc, .curlrc, .wgetrc, .netrc),
-~/.ssh/\*\*, ~/.config/systemd/\*\*, ~/.config/autostart/\*\*, go's
-~/.config/go/env (GOFLAGS may name programs) and cargo's ~/.cargo/config.toml, wherever
-they are. A write to one by a file tool
-(Edit, Write, MultiEdit, NotebookEdit), also through a symlink or in
-another case (.CLAUDE/settings.json, .Git/HOOKS), is denied by default,
-whatever jq policies or approvers would answer, unless an allow rule names
-it explicitly: the rule's literal part, before any wildcard, reaches into the
-protected file or directory. **Edit(\*\*)** and **Edit(\*.json)** do not name
-.claude/settings.json; **Edit(.claude/settings.local.json)**,
-**Edit(.claude/\*\*)** and **Edit(~/.bashrc)** do. A Bash command's write to one fails in the sandbox,
-which holds the same list read-only, whatever the rules allow.
+Some files make the agent or its tools run code, or widen what the agent
+may do, when somebody later works in the project (package protect holds the
+one list): **.claude/\*\*** (settings.json, settings.local.json, hooks,
+commands), **.husky/\*\***, **.vscode/\*\***, **.idea/\*\***,
+**.mcp.json**, Claude Code's **.claude.json**, a file named .git, the
+config, config.worktree, commondir and hooks of any git directory (.git,
+a bare x.git, and those below them for modules and worktrees),
+**.cargo/config** and **.cargo/config.toml** at any depth, shell start-up
+files (.bashrc, .bash_profile, .profile, .zshrc, .zshenv, .zprofile,
+.kshrc, .cshrc, .inputrc, .envrc...), the files that set how git, npm,
+yarn, pnpm, bun, pip, curl and wget run or what they run (.gitconfig,
+.npmrc, .yarnrc, .yarnrc.yml, .pnpmfile.cjs, bunfig.toml, pip.conf,
+.pypirc, .curlrc, .wgetrc, .netrc), mise's and the commit hook runners'
+files (mise.toml, .pre-commit-config.yaml, lefthook.yml), wherever they
+are; and below HOME ~/.ssh, ~/.config/git, ~/.config/fish,
+~/.config/systemd, ~/.config/autostart, go's ~/.config/go (GOFLAGS may name
+programs) and ~/.config/pip. A write to one by a file tool (Edit, Write,
+MultiEdit, NotebookEdit), also through a symlink or in another case
+(.CLAUDE/settings.json, .Git/HOOKS), is denied by default, whatever jq
+policies or approvers would answer, unless an allow rule names it
+explicitly: the rule's literal part, before any wildcard, reaches into the
+protected file or directory. **Edit(\*\*)** and **Edit(\*.json)** do not
+name .claude/settings.json; **Edit(.claude/settings.local.json)**,
+**Edit(.claude/\*\*)** and **Edit(~/.bashrc)** do. A Bash command's write
+to one fails in the sandbox, which holds those that exist when the session
+starts read-only (SANDBOX), whatever the rules allow.
 
 # PATHS
 
