@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentjq/agentjq/protect"
 )
 
 // Env is what Caches reads of the agent's environment.
@@ -37,10 +39,39 @@ func Caches(e Env) []string {
 	if c, ok := cacheMemo[key]; ok {
 		return c
 	}
-	c := findCaches(e)
+	var c []string
+	for _, d := range findCaches(e) {
+		if cacheDir(d, e.Getenv("HOME")) {
+			c = append(c, d)
+		}
+	}
 	cacheMemo[key] = c
 	return c
 }
+
+// cacheDir reports whether d may be opened as a cache: inside one of the
+// places below HOME that tools keep caches in (cacheRoots), and neither a
+// control file nor in one. A tool's answer can be steered (a project's
+// .npmrc said cache=/, which made all of / writable), so nothing else is
+// taken.
+func cacheDir(d, home string) bool {
+	if home == "" || !filepath.IsAbs(d) {
+		return false
+	}
+	rel, err := filepath.Rel(filepath.Clean(home), filepath.Clean(d))
+	if err != nil || protect.Root(d, home) != "" {
+		return false
+	}
+	for _, r := range cacheRoots {
+		if rel == r || strings.HasPrefix(rel, r+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// cacheRoots are where below HOME the tools Caches asks keep their caches.
+var cacheRoots = []string{".cache", "go/pkg/mod", ".cargo/registry", ".cargo/git", ".npm", "Library/Caches"}
 
 var (
 	cacheMu   sync.Mutex
@@ -137,6 +168,13 @@ func probe(env []string, bin string, args ...string) ([]byte, error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = env
+	// Asked from HOME, not the project: a project's own .npmrc could
+	// name any directory as the cache.
+	for _, kv := range env {
+		if h, ok := strings.CutPrefix(kv, "HOME="); ok && h != "" {
+			cmd.Dir = h
+		}
+	}
 	cmd.WaitDelay = time.Second
 	return cmd.Output()
 }

@@ -312,3 +312,23 @@ func TestMergeOfTwoAgentjqs(t *testing.T) {
 		t.Errorf("a null in the merged settings: %s", out)
 	}
 }
+
+// TestCachesAreOnlyCaches: whatever a tool answers, only a directory
+// inside HOME that holds no control file is opened (a project's .npmrc
+// with cache=/ made all of / writable).
+func TestCachesAreOnlyCaches(t *testing.T) {
+	h := "/home/u"
+	for d, want := range map[string]bool{
+		"/home/u/.cache/go-build": true, "/home/u/go/pkg/mod": true, "/home/u/.npm": true,
+		"/home/u/.cargo/registry": true, "/home/u/.cache/pip": true,
+		"/": false, "/home/u": false, "/home": false, "/tmp/x": false, "/etc": false,
+		"/home/u/.config": false, "/home/u/.config/go": false, "/home/u/.local/bin": false,
+		"/home/u/.ssh": false, "/home/u/bin": false, "/home/u/.claude": false,
+		"/home/u/.bashrc": false, "/home/u/src/project": false, "/home/u/src": false, "relative": false,
+		"/home/u/go/bin": false, "/home/u/.cargo/bin": false, "/home/u/.cache/../.ssh": false,
+	} {
+		if got := cacheDir(d, h); got != want {
+			t.Errorf("cacheDir(%s) = %v, want %v", d, got, want)
+		}
+	}
+}
