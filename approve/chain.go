@@ -62,6 +62,7 @@ type ChainOptions struct {
 // jq skips the remaining policies and goes to the approver or the terminal;
 // if neither answers, it is denied.
 type Chain struct {
+	held     []string // Chain.SetHeld
 	rules    *RuleSet
 	jq       []*JQPolicy
 	approver Decider
@@ -204,7 +205,7 @@ func (c *Chain) policies(ctx context.Context, req *Request, trace func(string)) 
 	var asked *Verdict
 	unmatched := ""
 	shell := c.shellDirs(req)
-	if v, ok := protectWithoutRules(c.rules, req, shell, c.opts.Home); ok {
+	if v, ok := protectWithoutRules(c.rules, req, shell, c.opts.Home, c.held); ok {
 		trace(step("protected", v))
 		return c.finish(req, v), true
 	}
@@ -368,7 +369,7 @@ func (c *Chain) ctxVerdict(ctx context.Context) Verdict {
 // (answers included for a question), a deny always a message; see
 // checkAnswer. The Bash tool's directory is followed from here.
 func (c *Chain) finish(req *Request, v Verdict) Verdict {
-	v, ran := protectRewrite(c.rules, req, c.finishAnswer(req, v), c.shellDirs(req), c.opts.Home)
+	v, ran := protectRewrite(c.rules, req, c.finishAnswer(req, v), c.shellDirs(req), c.opts.Home, c.held)
 	c.shell.observe(ran, v, c.opts.Home)
 	return v
 }

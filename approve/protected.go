@@ -13,17 +13,19 @@ import (
 // protectWithoutRules denies a write to a control file when the chain has
 // no rules files (jq policies and approvers never make such a write
 // allowed).
-func protectWithoutRules(rs *RuleSet, req *Request, shell []string, home string) (Verdict, bool) {
+func protectWithoutRules(rs *RuleSet, req *Request, shell []string, home string, held []string) (Verdict, bool) {
 	if rs != nil {
 		return Verdict{}, false // the rules protect
 	}
-	v := NewRuleSet(nil, home).decideAt(req, shell)
+	bare := NewRuleSet(nil, home)
+	bare.held = held
+	v := bare.decideAt(req, shell)
 	return v, v.Rule == protectedRule
 }
 
 // protectRewrite holds an allow's rewritten input, which is what runs, to
 // the same protection; it returns the request as it will run.
-func protectRewrite(rs *RuleSet, req *Request, v Verdict, shell []string, home string) (Verdict, *Request) {
+func protectRewrite(rs *RuleSet, req *Request, v Verdict, shell []string, home string, held []string) (Verdict, *Request) {
 	if v.Behavior != protocol.Allow || bytes.Equal(v.UpdatedInput, req.Input) || req.IsQuestion() {
 		return v, req
 	}
@@ -34,6 +36,7 @@ func protectRewrite(rs *RuleSet, req *Request, v Verdict, shell []string, home s
 	}
 	if rs == nil {
 		rs = NewRuleSet(nil, home)
+		rs.held = held
 	}
 	if p := rs.decideAt(&r, shell); p.Rule == protectedRule {
 		return p, req
@@ -88,6 +91,9 @@ func (rs *RuleSet) protectedUnit(units []*unit) *ruleOutcome {
 			if root == "" {
 				root = protectedChild(rd.abs)
 			}
+			if root == "" {
+				root = heldRoot(rd.abs, rs.held)
+			}
 			if root == "" || rs.namesExplicitly(u, rd, root) {
 				continue
 			}
@@ -138,4 +144,26 @@ func (p *pathPattern) literalReaches(rd reading, root string) bool {
 		}
 	}
 	return false
+}
+
+// heldRoot returns the path of held that abs is or lies below: what the
+// sandbox holds for this session beyond the names protect knows (the
+// target of a hook or config that is a link, core.hooksPath, an included
+// config file).
+func heldRoot(abs string, held []string) string {
+	for _, h := range held {
+		if abs == h || strings.HasPrefix(abs, h+"/") {
+			return h
+		}
+	}
+	return ""
+}
+
+// SetHeld gives the chain the paths the session's sandbox holds, so the
+// file tools, which run outside it, refuse to write them as well.
+func (c *Chain) SetHeld(paths []string) {
+	c.held = paths
+	if c.rules != nil {
+		c.rules.held = paths
+	}
 }

@@ -144,7 +144,11 @@ func (r *rule) coversTool(tool string) bool {
 	case "Edit", "Write":
 		return editTools[tool]
 	case "Read":
-		return readTools[tool]
+		// A file one may not read one may not edit either: Edit and
+		// MultiEdit read it (claude keeps the original in its transcript,
+		// and an old_string that fails to match tells what is there), and
+		// a Write replaces what was kept from the agent.
+		return readTools[tool] || r.behavior != "allow" && editTools[tool]
 	case "WebFetch":
 		// The sandbox asks about a host outside its list as
 		// SandboxNetworkAccess, judged like a WebFetch of it: a domain

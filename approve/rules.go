@@ -20,6 +20,7 @@ type RuleSet struct {
 	defaultFile      *RulesFile
 	answers          []answer
 	home             string
+	held             []string // paths the session's sandbox holds (Chain.SetHeld)
 }
 
 // NewRuleSet merges rules files. Unmatched requests take "deny" unless

@@ -1,6 +1,9 @@
 package approve
 
 import (
+	"context"
+
+	"github.com/agentjq/agentjq/internal/protocol"
 	"os"
 	"path/filepath"
 	"slices"
@@ -88,5 +91,54 @@ func TestSandboxKey(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.src, err, tc.want)
 		}
+	}
+}
+
+// TestHeldPathsHoldTheFileTools: what the sandbox holds beyond protect's
+// names (a hook's link target) the file tools may not write either.
+func TestHeldPathsHoldTheFileTools(t *testing.T) {
+	p := t.TempDir()
+	rules := writePolicy(t, "p.json", `{"allow": ["Edit(./**)", "Write(./**)"]}`)
+	c, err := NewChain(ChainOptions{Policies: []string{rules}, Cwd: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetHeld([]string{p + "/scripts/pre-commit"})
+	edit := func(file string) Verdict {
+		v, _ := c.Decide(context.Background(), &Request{CanUseTool: protocol.CanUseTool{ToolName: "Edit",
+			Input: []byte(`{"file_path":"` + file + `","old_string":"a","new_string":"b"}`)}, Cwd: p})
+		return v
+	}
+	if v := edit(p + "/scripts/pre-commit"); v.Behavior != protocol.Deny {
+		t.Errorf("an Edit of a held path: %+v", v)
+	}
+	if v := edit(p + "/scripts/build.sh"); v.Behavior != protocol.Allow {
+		t.Errorf("an Edit beside it: %+v", v)
+	}
+}
+
+// TestReadDenyHoldsEdits: a file one may not read one may not edit: an
+// Edit of it read it back (the transcript kept the original; a failed
+// old_string told what is there).
+func TestReadDenyHoldsEdits(t *testing.T) {
+	p := t.TempDir()
+	rules := writePolicy(t, "p.json", `{"allow": ["Edit(./**)", "Write(./**)", "Read(./**)"], "deny": ["Read(./.env)"]}`)
+	c, err := NewChain(ChainOptions{Policies: []string{rules}, Cwd: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, tool := range []string{"Edit", "MultiEdit", "Write"} {
+		v, _ := c.Decide(context.Background(), &Request{CanUseTool: protocol.CanUseTool{ToolName: tool,
+			Input: []byte(`{"file_path":"` + p + `/.env","old_string":"SECRET=","new_string":"SECRET =","content":"x"}`)}, Cwd: p})
+		if v.Behavior != protocol.Deny {
+			t.Errorf("%s of a Read-denied file: %+v", tool, v)
+		}
+	}
+	v, _ := c.Decide(context.Background(), &Request{CanUseTool: protocol.CanUseTool{ToolName: "Edit",
+		Input: []byte(`{"file_path":"` + p + `/main.go","old_string":"a","new_string":"b"}`)}, Cwd: p})
+	if v.Behavior != protocol.Allow {
+		t.Errorf("an Edit beside it: %+v", v)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/agentjq/agentjq/internal/bridge"
 	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/iostreams"
+	"github.com/agentjq/agentjq/protect"
 	"github.com/agentjq/agentjq/sandbox"
 )
 
@@ -62,6 +64,10 @@ func sessionSandbox(ios *iostreams.IO, f SpawnFlags, dir string, chain *approve.
 		Domains: sp.Domains, HideEnv: sp.HideEnv,
 	}
 	settings := sandbox.Settings(pol)
+	if fs, ok := settings["filesystem"].(map[string]any); ok {
+		held, _ := fs["denyWrite"].([]string)
+		chain.SetHeld(held)
+	}
 	rest, client := takeSettings(agentArgs)
 	merged, notes, err := sandbox.Merge(client, settings, dir, home)
 	if err != nil {
@@ -77,8 +83,36 @@ func sessionSandbox(ios *iostreams.IO, f SpawnFlags, dir string, chain *approve.
 		ev := w.Line(typ, subtype, line)
 		return ev, stop
 	}
-	env, done := sandbox.GitExcludes(dir, ios.Getenv)
+	env, removeExcludes := sandbox.GitExcludes(dir, ios.Getenv)
+	before := map[string]bool{}
+	for _, p := range protect.Paths(dir) {
+		before[p] = true
+	}
+	done := func() {
+		removeExcludes()
+		warnNewControlFiles(ios, dir, before)
+	}
 	return sandboxed{args: append(rest, "--settings", string(merged)), watch: watch, env: env, done: done}, nil
+}
+
+// warnNewControlFiles names the control files that appeared in the
+// project during the session: the sandbox holds only those that existed
+// when it started, so one made since (a .cargo/config.toml, a nested
+// repository's config, a branch checked out with an .npmrc) may run code
+// when somebody next works there, outside any sandbox.
+func warnNewControlFiles(ios *iostreams.IO, dir string, before map[string]bool) {
+	var made []string
+	for _, p := range protect.Paths(dir) {
+		if !before[p] {
+			if rel, err := filepath.Rel(dir, p); err == nil {
+				p = rel
+			}
+			made = append(made, p)
+		}
+	}
+	if len(made) > 0 {
+		fmt.Fprintf(ios.Err, "agentjq: warning: the session made control files that can run code when git, a package manager or an editor next works here, outside the sandbox: %s; review them\n", strings.Join(made, ", "))
+	}
 }
 
 // sandboxed is what sessionSandbox gives a session: the agent's

@@ -18,7 +18,8 @@ import (
 
 // dirs are protected whole, wherever they stand: claude's settings and
 // commands, git's hook directory for husky, editors' tasks and settings.
-var dirs = []string{".claude", ".husky", ".vscode", ".idea"}
+var dirs = []string{".claude", ".husky", ".githooks", ".vscode", ".idea", ".zed", ".devcontainer",
+	".cursor", ".gemini", ".codex"}
 
 // files are protected wherever they stand: shell start-up files, the
 // rc files of git, package managers and downloaders, claude's own and its
@@ -31,7 +32,9 @@ var files = []string{
 	".gitconfig", ".mcp.json", ".claude.json",
 	".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", "bunfig.toml", ".bunfig.toml",
 	".pypirc", "pip.conf", ".curlrc", ".wgetrc", ".netrc",
-	"mise.toml", ".mise.toml", ".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml",
+	"mise.toml", ".mise.toml", ".tool-versions", ".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml",
+	"lefthook.yaml", ".lefthook.yaml", ".bash_aliases", ".ripgreprc", ".bazelrc", ".pnp.cjs", ".pnp.loader.mjs",
+	".nvim.lua", ".exrc", ".gitattributes", ".gitmodules",
 }
 
 // suffixes are protected wherever they stand: cargo reads
@@ -40,8 +43,9 @@ var files = []string{
 var suffixes = [][]string{{".cargo", "config"}, {".cargo", "config.toml"}}
 
 // gitFiles are the entries of a git directory (.git, a bare x.git, or one
-// below .git/modules or .git/worktrees) that name programs git runs.
-var gitFiles = []string{"config", "hooks", "commondir", "config.worktree"}
+// below .git/modules or .git/worktrees) that name programs git runs, or
+// that git acts on when asked to go on (a planted rebase's exec lines).
+var gitFiles = []string{"config", "hooks", "commondir", "config.worktree", "info", "rebase-merge", "rebase-apply"}
 
 // homeDirs are protected below HOME: configuration that names programs to
 // run (git, fish, systemd, autostart, go's env file) and ssh's keys and
@@ -168,7 +172,23 @@ func top(dir string) []string {
 	for _, g := range gitFiles {
 		add(filepath.Join(dir, ".git", g))
 	}
-	return out
+	if fi, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+		if fi.IsDir() {
+			out = append(out, configRefs(filepath.Join(dir, ".git"))...)
+			if ents, err := os.ReadDir(filepath.Join(dir, ".git", "hooks")); err == nil {
+				for _, e := range ents {
+					out = append(out, linkTarget(filepath.Join(dir, ".git", "hooks", e.Name()))...)
+				}
+			}
+		} else if gd := gitfileDir(filepath.Join(dir, ".git"), dir); gd != "" {
+			out = append(out, gitDirPaths(gd)...)
+		}
+	}
+	var links []string
+	for _, p := range out {
+		links = append(links, linkTarget(p)...)
+	}
+	return append(out, links...)
 }
 
 // scan walks dir breadth first for the protected entries that exist below
@@ -193,7 +213,12 @@ func scan(dir string) []string {
 				out = append(out, gitDirPaths(p)...)
 				continue // a repository's objects hold nothing else to find
 			case d == dir:
-			case in(dirs, f) || in(files, f) || f == ".git":
+			case f == ".git":
+				out = append(out, p)
+				if gd := gitfileDir(p, dir); gd != "" {
+					out = append(out, gitDirPaths(gd)...)
+				}
+			case in(dirs, f) || in(files, f):
 				out = append(out, p)
 			case f == ".cargo" && e.IsDir():
 				for _, suf := range suffixes {
@@ -208,8 +233,10 @@ func scan(dir string) []string {
 	return out
 }
 
-// gitDirPaths are the protected entries of the git directory gd, and of
-// the ones git keeps below it for submodules and worktrees.
+// gitDirPaths are the protected entries of the git directory gd that
+// exist, those of the ones git keeps below it for submodules and
+// worktrees, what its config points git at (core.hooksPath, include and
+// includeIf paths), and the targets of its hooks that are links.
 func gitDirPaths(gd string) []string {
 	var out []string
 	for _, g := range gitFiles {
@@ -217,6 +244,13 @@ func gitDirPaths(gd string) []string {
 			out = append(out, p)
 		}
 	}
+	out = append(out, configRefs(gd)...)
+	if ents, err := os.ReadDir(filepath.Join(gd, "hooks")); err == nil {
+		for _, e := range ents {
+			out = append(out, linkTarget(filepath.Join(gd, "hooks", e.Name()))...)
+		}
+	}
+	out = append(out, linkTarget(filepath.Join(gd, "config"))...)
 	for _, sub := range []string{"modules", "worktrees"} {
 		ents, err := os.ReadDir(filepath.Join(gd, sub))
 		if err != nil {
@@ -229,6 +263,83 @@ func gitDirPaths(gd string) []string {
 		}
 	}
 	return out
+}
+
+// configRefs are the paths git's config in gd makes git read or run:
+// core.hooksPath (relative to the work tree above gd), and include.path
+// and includeIf.*.path (relative to the config's directory). Read plainly,
+// line by line: a value is taken as written, quotes and ~/ aside.
+func configRefs(gd string) []string {
+	b, err := os.ReadFile(filepath.Join(gd, "config"))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	section := ""
+	for _, l := range strings.Split(string(b), "\n") {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "[") {
+			section = strings.ToLower(strings.Fields(strings.Trim(l, "[]") + " ")[0])
+			continue
+		}
+		k, v, ok := strings.Cut(l, "=")
+		if !ok {
+			continue
+		}
+		k, v = strings.ToLower(strings.TrimSpace(k)), strings.Trim(strings.TrimSpace(v), `"`)
+		base := ""
+		switch {
+		case section == "core" && k == "hookspath":
+			base = filepath.Dir(gd)
+		case (section == "include" || section == "includeif") && k == "path":
+			base = gd
+		default:
+			continue
+		}
+		if v == "" || strings.HasPrefix(v, "~") {
+			continue // below HOME, which the sandbox holds whole
+		}
+		if !filepath.IsAbs(v) {
+			v = filepath.Join(base, v)
+		}
+		if exists(v) {
+			out = append(out, filepath.Clean(v))
+		}
+	}
+	return out
+}
+
+// linkTarget is the file a link at p resolves to, when p is a link.
+func linkTarget(p string) []string {
+	if fi, err := os.Lstat(p); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		return nil
+	}
+	if t, err := filepath.EvalSymlinks(p); err == nil {
+		return []string{t}
+	}
+	return nil
+}
+
+// gitfileDir is the git directory a .git file names (gitdir: X), when it
+// lies inside dir: git reads its config and runs its hooks.
+func gitfileDir(gitfile, dir string) string {
+	b, err := os.ReadFile(gitfile)
+	if err != nil {
+		return ""
+	}
+	v, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
+	if !ok {
+		return ""
+	}
+	v = strings.TrimSpace(v)
+	if !filepath.IsAbs(v) {
+		v = filepath.Join(filepath.Dir(gitfile), v)
+	}
+	v = filepath.Clean(v)
+	if rel, err := filepath.Rel(dir, v); err != nil || strings.HasPrefix(rel, "..") || !exists(v) {
+		return ""
+	}
+	return v
 }
 
 // Fold is the name a case-insensitive filesystem takes s for, the same for

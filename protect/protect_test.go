@@ -91,3 +91,29 @@ func TestPathsOfAProjectWithoutGit(t *testing.T) {
 		}
 	}
 }
+
+// TestPathsFollowGit: what a repository's config points git at, a .git
+// file's directory inside the project, and hooks that are links are held
+// (each was written by a helper attacking the sandbox, and ran outside it).
+func TestPathsFollowGit(t *testing.T) {
+	p := t.TempDir()
+	for _, d := range []string{".git/hooks", ".githooks-custom", "tools", "scripts", "sub/.gitreal/hooks", ".git/rebase-merge"} {
+		os.MkdirAll(filepath.Join(p, d), 0o755)
+	}
+	os.WriteFile(filepath.Join(p, ".git/config"), []byte("[core]\n\thooksPath = .githooks-custom\n[include]\n\tpath = ../tools/git.cfg\n[includeIf \"gitdir:x\"]\n\tpath = ~/elsewhere\n"), 0o644)
+	os.WriteFile(filepath.Join(p, "tools/git.cfg"), nil, 0o644)
+	os.WriteFile(filepath.Join(p, "scripts/pre-commit"), nil, 0o755)
+	os.Symlink("../../scripts/pre-commit", filepath.Join(p, ".git/hooks/pre-commit"))
+	os.WriteFile(filepath.Join(p, "sub/.git"), []byte("gitdir: .gitreal\n"), 0o644)
+	os.WriteFile(filepath.Join(p, "sub/.gitreal/config"), nil, 0o644)
+	got := Paths(p)
+	for _, want := range []string{p + "/.githooks-custom", p + "/tools/git.cfg", p + "/scripts/pre-commit",
+		p + "/sub/.gitreal/config", p + "/sub/.gitreal/hooks", p + "/.git/rebase-merge", p + "/sub/.git"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("Paths lacks %s: %v", want, got)
+		}
+	}
+	if Root(p+"/.git/info/exclude", "") == "" || Root(p+"/.devcontainer/devcontainer.json", "") == "" {
+		t.Errorf("Root misses .git/info or .devcontainer")
+	}
+}

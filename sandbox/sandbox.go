@@ -65,6 +65,15 @@ var Credentials = []string{
 	".docker/config.json", ".kube/config", ".npmrc", ".pypirc", ".config/gh/hosts.yml",
 	".cargo/credentials", ".cargo/credentials.toml", ".terraform.d/credentials.tfrc.json",
 	".vault-token", ".claude/.credentials.json", ".config/hub", ".pgpass", ".my.cnf",
+	".config/git/credentials", ".config/glab-cli", ".gem/credentials", ".m2/settings.xml",
+	".gradle/gradle.properties", ".config/rclone", ".s3cfg", ".boto", ".config/containers/auth.json",
+	".config/sops", ".age", ".composer/auth.json", ".vercel", ".netlify", ".config/fly", ".wrangler",
+	".config/doctl", ".oci", ".terraformrc", ".password-store", ".local/share/keyrings",
+	".bash_history", ".zsh_history", ".python_history", ".psql_history", ".mysql_history",
+	// claude's own history and transcripts: other sessions' files and
+	// what the file tools read (a Read-denied file an Edit was refused
+	// before this rule, a pasted secret).
+	".claude/projects", ".claude/history.jsonl",
 }
 
 // Settings returns the "sandbox" block of claude's settings for p: on,
