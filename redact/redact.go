@@ -161,6 +161,8 @@ type Redactor struct {
 	patterns []pattern
 	hints    *hintSet
 	paths    []jqPath
+	// gl runs gitleaks' rules (with Builtin; nil otherwise).
+	gl *glEngine
 
 	mu       sync.RWMutex
 	literals []literal // longest first
@@ -174,6 +176,7 @@ type Redactor struct {
 func NewRedactor(spec RedactSpec, lookupEnv func(string) (string, bool)) (*Redactor, error) {
 	r := &Redactor{spec: spec}
 	if spec.Builtin {
+		r.gl = gitleaks()
 		for _, p := range builtinPatterns {
 			r.patterns = append(r.patterns, pattern{kind: p.kind, re: p.re, hints: p.hints, next: p.next, also: p.also})
 		}
@@ -277,7 +280,7 @@ func (r *Redactor) String(s string) string {
 }
 
 func (r *Redactor) text(b []byte) []byte {
-	out, _ := r.textChanged(b, ^uint64(0))
+	out, _ := r.textChanged(b, ^uint64(0), nil, true)
 	if !protocol.HidesText(b) {
 		return out
 	}
@@ -285,7 +288,7 @@ func (r *Redactor) text(b []byte) []byte {
 	// on stderr) can still split a secret: look at the text with them
 	// decoded too, and keep that version when it hid something.
 	if dec, ok := decodeHidingEscapes(out); ok {
-		if red, changed := r.textChanged(dec, ^uint64(0)); changed {
+		if red, changed := r.textChanged(dec, ^uint64(0), nil, true); changed {
 			return red
 		}
 	}
@@ -414,8 +417,10 @@ func decodeU(b []byte) (rune, int) {
 // false when nothing matched.
 //
 // only restricts the patterns tried to those whose bit is set (the ones a
-// whole line may hold); ^0 tries all.
-func (r *Redactor) textChanged(b []byte, only uint64) ([]byte, bool) {
+// whole line may hold); ^0 tries all. gitleaks' rules run where their
+// keywords are: at hits (positions in b), or, with scan, wherever the
+// automaton finds them in b.
+func (r *Redactor) textChanged(b []byte, only uint64, hits []glHit, scan bool) ([]byte, bool) {
 	changed := false
 	r.mu.RLock()
 	lits := r.literals
@@ -431,6 +436,15 @@ func (r *Redactor) textChanged(b []byte, only uint64) ([]byte, bool) {
 			continue
 		}
 		if out, ok := replaceMatches(p, b); ok {
+			b, changed = out, true
+		}
+	}
+	if r.gl != nil && (scan || len(hits) > 0) {
+		if scan || changed {
+			// Positions moved (or were never known): find them again.
+			hits = r.gl.hits(b, nil)
+		}
+		if out, ok := replaceSpans(b, r.gl.find(b, hits)); ok {
 			b, changed = out, true
 		}
 	}
@@ -477,11 +491,11 @@ func (r *Redactor) LineObject(dir protocol.Direction, line []byte, known protoco
 	if len(r.paths) > 0 {
 		out = r.redactPaths(out)
 	}
-	found, clean := r.clean(out, hides)
+	found, glHits, clean := r.clean(out, hides)
 	if clean {
 		return out, true, true
 	}
-	return r.jsonStrings(out, hides, found), true, true
+	return r.jsonStrings(out, hides, found, glHits), true, true
 }
 
 // clean is the fast pre-filter of Line: true when no secret can be in the
@@ -490,13 +504,17 @@ func (r *Redactor) LineObject(dir protocol.Direction, line []byte, known protoco
 // escaping), so a line holding none of the patterns' hints needs no
 // closer look. User regexes could match anything: they always take the
 // slow path. found has the patterns whose hints are in the line (all of
-// them when the hints were not looked for).
-func (r *Redactor) clean(line []byte, hides bool) (found uint64, clean bool) {
+// them when the hints were not looked for); glHits the keywords of
+// gitleaks' rules in the line.
+func (r *Redactor) clean(line []byte, hides bool) (found uint64, glHits []glHit, clean bool) {
 	if hides || r.alwaysLooks() || r.literalIn(line) {
-		return ^uint64(0), false
+		return ^uint64(0), nil, false
 	}
 	found = r.hints.match(line)
-	return found, found == 0
+	if r.gl != nil {
+		glHits = r.gl.hits(line, nil)
+	}
+	return found, glHits, found == 0 && len(glHits) == 0
 }
 
 // alwaysLooks: user regexes, or patterns without hints, must be tried on
@@ -562,34 +580,29 @@ func (r *Redactor) learnAccount(line []byte) {
 // When the hints can decide (needsFullLook is false), only strings that
 // hold a hint are looked at, with only the patterns of their hints (of
 // those in found, the patterns the line holds hints of).
-func (r *Redactor) jsonStrings(line []byte, hides bool, found uint64) []byte {
+func (r *Redactor) jsonStrings(line []byte, hides bool, found uint64, glHits []glHit) []byte {
 	var occ []hintOccurrence
 	fast := !r.needsFullLook(line, hides)
 	if fast {
 		occ = r.hints.occurrences(line, found)
 	}
-	k := 0
+	if fast && glHits == nil && r.gl != nil {
+		glHits = r.gl.hits(line, nil)
+	}
+	k, g := 0, 0
+	var strHits []glHit
 	var out []byte // nil until something changes
 	last := 0
 	secretNext := false // the last string was a key that names a secret
 	for i := 0; i < len(line); i++ {
-		if line[i] != '"' {
-			continue
+		if q := bytes.IndexByte(line[i:], '"'); q < 0 {
+			break
+		} else {
+			i += q
 		}
 		start := i
 		escaped := false
-		j := i + 1
-		for ; j < len(line); j++ {
-			c := line[j]
-			if c == '\\' {
-				escaped = true
-				j++
-				continue
-			}
-			if c == '"' {
-				break
-			}
-		}
+		j := stringEnd(line, i+1, &escaped)
 		if j >= len(line) {
 			break
 		}
@@ -611,6 +624,7 @@ func (r *Redactor) jsonStrings(line []byte, hides bool, found uint64) []byte {
 			continue
 		}
 		only := ^uint64(0)
+		scan := true
 		if fast {
 			for k < len(occ) && occ[k].pos <= start {
 				k++
@@ -621,14 +635,32 @@ func (r *Redactor) jsonStrings(line []byte, hides bool, found uint64) []byte {
 					only |= occ[m].pattern
 				}
 			}
-			if only == 0 {
+			// The keywords of gitleaks' rules inside this string, at
+			// positions in its content.
+			for g < len(glHits) && glHits[g].pos <= start {
+				g++
+			}
+			strHits = strHits[:0]
+			for m := g; m < len(glHits) && glHits[m].pos < j; m++ {
+				if h := glHits[m]; h.end <= j {
+					strHits = append(strHits, glHit{h.pos - start - 1, h.end - start - 1, h.kw})
+				}
+			}
+			scan = false
+			if only == 0 && len(strHits) == 0 {
 				continue
 			}
 		}
 		var repl []byte
 		if !escaped {
 			content := tok[1 : len(tok)-1]
-			red, changed := r.textChanged(content, only)
+			red, changed := r.textChanged(content, only, strHits, scan)
+			if !changed {
+				continue
+			}
+			repl = encodeJSONString(string(red))
+		} else if dec, ok := r.decodeWithHits(tok[1:len(tok)-1], only, strHits, fast); ok {
+			red, changed := r.textChanged(dec, only, strHits, false)
 			if !changed {
 				continue
 			}
@@ -654,6 +686,50 @@ func (r *Redactor) jsonStrings(line []byte, hides bool, found uint64) []byte {
 	return append(out, line[last:]...)
 }
 
+// stringEnd is the index of the '"' that ends the JSON string whose
+// content starts at line[i] (len(line) when none does); escaped is set
+// when the string holds a backslash.
+func stringEnd(line []byte, i int, escaped *bool) int {
+	for i < len(line) {
+		q := bytes.IndexByte(line[i:], '"')
+		if q < 0 {
+			return len(line)
+		}
+		end := i + q
+		if bytes.IndexByte(line[i:end], '\\') < 0 {
+			return end
+		}
+		*escaped = true
+		// Count the backslashes before the quote: an odd run escapes it.
+		n := 0
+		for k := end - 1; k >= i && line[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
+			return end
+		}
+		i = end + 1
+	}
+	return len(line)
+}
+
+// decodeWithHits decodes a string's content when its escapes are simple
+// ones and the hints decided which patterns to try (fast): the keywords
+// found in the raw line then stand where they are in the decoded text,
+// and the automaton need not read it again. ok is false otherwise.
+func (r *Redactor) decodeWithHits(content []byte, only uint64, hits []glHit, fast bool) ([]byte, bool) {
+	if !fast {
+		return nil, false
+	}
+	dec, ok := unescapeSimple(content, hits)
+	if !ok || protocol.HidesText(dec) {
+		// Escapes inside the text (JSON in a string): String looks at
+		// it decoded once more.
+		return nil, false
+	}
+	return dec, true
+}
+
 // secretKeyName reports whether a JSON key names a secret: it is or ends
 // in password, passwd, secret, token, api key, access key, private key,
 // auth key or credentials (db_password, clientSecret, AUTH_TOKEN); the
@@ -673,32 +749,34 @@ func secretKeyName(k []byte) bool {
 			return true
 		}
 	}
-	for _, suf := range []string{"apikey", "accesskey", "privatekey", "authkey"} {
-		if stripped := keyLetters(k, len(suf)); stripped != nil && asciiEqualFold(stripped, suf) {
+	for _, suf := range secretKeyWords {
+		if endsInLetters(k, suf) {
 			return true
 		}
 	}
 	return false
 }
 
-var secretKeySuffixes = []string{"password", "passwd", "secret", "token", "credential", "credentials"}
+var secretKeyWords = []string{"apikey", "accesskey", "privatekey", "authkey"}
 
-// keyLetters is the last n letters of k with '_' and '-' left out, or nil.
-func keyLetters(k []byte, n int) []byte {
-	out := make([]byte, 0, n)
-	for i := len(k) - 1; i >= 0 && len(out) < n; i-- {
-		if c := k[i]; c != '_' && c != '-' {
-			out = append(out, c)
+// endsInLetters reports whether k, with '_' and '-' left out, ends in
+// the lower-case word, in any letter case.
+func endsInLetters(k []byte, word string) bool {
+	j := len(word) - 1
+	for i := len(k) - 1; i >= 0 && j >= 0; i-- {
+		c := k[i]
+		if c == '_' || c == '-' {
+			continue
 		}
+		if lower(c) != word[j] {
+			return false
+		}
+		j--
 	}
-	if len(out) < n {
-		return nil
-	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
-	return out
+	return j < 0
 }
+
+var secretKeySuffixes = []string{"password", "passwd", "secret", "token", "credential", "credentials"}
 
 // secretValue: a value worth removing under a secret's name: not a
 // reference ($VAR, {{...}}), not already redacted, not a word too short
