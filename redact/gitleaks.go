@@ -36,6 +36,7 @@ type glCompiled struct {
 	// of [\s'"], then an operator. A keyword with no operator after such
 	// bytes is no match's name (operatorAfter).
 	assign bool
+	code   bool
 }
 
 // assignTemplate is the part of gitleaks' semi-generic regexps between
@@ -97,12 +98,12 @@ func newGLEngine() *glEngine {
 	skip := GitleaksSkipped()
 	kwIndex := map[string]int{}
 	var keywords []string
-	for _, r := range gitleaksRules {
-		if _, ok := skip[r.id]; ok {
+	for _, r := range append(append([]glRule(nil), gitleaksRules...), agentjqRules...) {
+		if _, ok := skip[r.id]; ok && r.path != "" || r.regex == "" {
 			continue
 		}
 		c := glCompiled{id: r.id, re: regexp.MustCompile(r.regex), group: r.group, entropy: r.entropy,
-			assign: strings.Contains(r.regex, assignTemplate)}
+			assign: strings.Contains(r.regex, assignTemplate), code: r.code}
 		for _, a := range r.allow {
 			c.allow = append(c.allow, compileAllow(a))
 		}
@@ -300,7 +301,7 @@ func (r *glCompiled) find(b []byte, lo, hi int, global []glAllowCompiled, spans 
 		if bytes.HasPrefix(secret, []byte(placeholderPrefix)) || bytes.Contains(secret, []byte(placeholderPrefix)) {
 			continue
 		}
-		if r.entropy != 0 && shannon(secret) <= r.entropy {
+		if r.entropy != 0 && shannon(secret) <= r.entropy || r.code && codeValue(text, s, t) {
 			continue
 		}
 		match := bytes.Trim(text[m[0]:m[1]], "\n")

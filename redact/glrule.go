@@ -18,6 +18,9 @@ type glRule struct {
 	// rules nearby.
 	required []string
 	allow    []glAllow
+	// code (agentjq's rules only): the secret is the value of an
+	// assignment; one that is code is no finding (codeValue).
+	code bool
 }
 
 // glAllow is one of gitleaks' allowlists: a finding is allowed (kept as

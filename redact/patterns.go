@@ -56,7 +56,11 @@ var builtinPatterns = []struct {
 	// Connection strings: the value of the key part only.
 	{"azure-key", regexp.MustCompile(`(?i)\b(?:AccountKey|SharedAccessKey|SharedAccessSignature|sig)=([^;"'\s&<>]{16,})`), []string{"accountkey=", "sharedaccesskey=", "sharedaccesssignature=", "sig="}, "", ""},
 	// A password in a URL: scheme://user:PASSWORD@host.
-	{"url-password", regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/@"'<>\\]{0,100}:([^\s/@"'<>\\]{1,200})@`), []string{"@"}, "", "://"},
+	// The password may hold any character but white space, quotes and
+	// angle brackets (a / or an @ too: the last @ before a host ends it);
+	// one with a / has a non-digit before it, or it would be a port
+	// (host:8080/path@x is no password).
+	{"url-password", regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/@"'<>\\]{0,100}:([0-9]*[^\s0-9/@"'<>\\:][^\s"'<>\\]{0,200}|[^\s/@"'<>\\]{1,200})@[A-Za-z0-9][A-Za-z0-9.\-]*(?:[:/?#\s"'<>\\]|$)`), []string{"@"}, "", "://"},
 	{"basic-auth", regexp.MustCompile(`(?i)\bauthorization\\?["']?\s*[:=]\s*\\?["']?basic\s+([A-Za-z0-9+/]{4,}={0,2})`), []string{"authorization"}, "", ""},
 	// Assignments: NAME=value, NAME: value, "name": "value", where NAME
 	// is or ends in a secret's name (MY_API_KEY, db_password, AUTH_TOKEN,

@@ -169,6 +169,9 @@ type Redactor struct {
 	// pemOpen counts the lines since a BEGIN ... PRIVATE KEY line without
 	// its END, per direction (textLine).
 	pemOpen map[protocol.Direction]int
+	// ppkLeft counts the private lines of a PuTTY key still to come
+	// after its Private-Lines: N line, per direction (textLine).
+	ppkLeft map[protocol.Direction]int
 }
 
 // NewRedactor compiles spec. lookupEnv resolves the values of spec.Env (and,
@@ -318,6 +321,9 @@ const pemBlockLines = 200
 // after a BEGIN ... PRIVATE KEY line without its END, the lines up to END
 // are removed whole.
 func (r *Redactor) textLine(dir protocol.Direction, line []byte) []byte {
+	if r.spec.Builtin && r.ppkLine(dir, line) {
+		return []byte(Placeholder("private-key"))
+	}
 	r.mu.Lock()
 	open := r.pemOpen[dir]
 	if open > 0 {
@@ -346,6 +352,36 @@ func (r *Redactor) textLine(dir protocol.Direction, line []byte) []byte {
 		r.mu.Unlock()
 	}
 	return r.text(line)
+}
+
+// ppkLine reports whether line is one of a PuTTY key's private lines
+// written a line at a time: the N lines after a Private-Lines: N line
+// that ends there.
+func (r *Redactor) ppkLine(dir protocol.Direction, line []byte) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if left := r.ppkLeft[dir]; left > 0 {
+		if left == 1 {
+			delete(r.ppkLeft, dir)
+		} else {
+			r.ppkLeft[dir] = left - 1
+		}
+		return true
+	}
+	const mark = "Private-Lines:"
+	i := bytes.Index(line, []byte(mark))
+	if i < 0 {
+		return false
+	}
+	n, err := strconv.Atoi(string(bytes.TrimSpace(line[i+len(mark):])))
+	if err != nil || n <= 0 || n > pemBlockLines {
+		return false
+	}
+	if r.ppkLeft == nil {
+		r.ppkLeft = map[protocol.Direction]int{}
+	}
+	r.ppkLeft[dir] = n
+	return false
 }
 
 // decodeHidingEscapes replaces the \uXXXX (surrogate pairs included),
@@ -736,11 +772,18 @@ func (r *Redactor) decodeWithHits(content []byte, only uint64, hits []glHit, fas
 // value of such a key goes whole. Suffixes compared by hand: this runs on
 // every key of a line that is looked at.
 func secretKeyName(k []byte) bool {
-	if len(k) < 5 {
+	if len(k) < 3 {
 		return false
 	}
+	if len(k) <= len("passphrase") {
+		for _, w := range secretKeyExact {
+			if len(k) == len(w) && asciiEqualFold(k, w) {
+				return true
+			}
+		}
+	}
 	switch k[len(k)-1] | 0x20 {
-	case 'd', 't', 'n', 'y', 'l', 's':
+	case 'd', 't', 'n', 'y', 'l', 's', 'e', 'a':
 	default:
 		return false
 	}
@@ -757,7 +800,12 @@ func secretKeyName(k []byte) bool {
 	return false
 }
 
-var secretKeyWords = []string{"apikey", "accesskey", "privatekey", "authkey"}
+var secretKeyWords = []string{"apikey", "accesskey", "privatekey", "authkey", "secretkey", "clientkey", "keydata", "passphrase"}
+
+// secretKeyExact are keys whose value goes whole, named so exactly: a
+// docker config.json or .npmrc auth (base64 of user:password), a pwd, a
+// passphrase, a wallet's mnemonic, a cookie, a session.
+var secretKeyExact = []string{"auth", "_auth", "pwd", "passphrase", "mnemonic", "cookie", "session", "seed_phrase"}
 
 // endsInLetters reports whether k, with '_' and '-' left out, ends in
 // the lower-case word, in any letter case.
@@ -910,6 +958,9 @@ func replaceMatches(p pattern, b []byte) ([]byte, bool) {
 		if bytes.HasPrefix(b[start:], []byte(placeholderPrefix)) || start < last {
 			continue
 		}
+		if p.kind == "secret" && codeValue(b, start, end) {
+			continue
+		}
 		out = append(out, b[last:start]...)
 		out = append(out, ph...)
 		last = end
@@ -918,6 +969,38 @@ func replaceMatches(p pattern, b []byte) ([]byte, bool) {
 		return b, false
 	}
 	return append(out, b[last:]...), true
+}
+
+// codeValue reports whether the value b[start:end] of an assignment
+// (NAME = value, "name": value) is code or configuration rather than a
+// secret: an unquoted identifier or member access (password: string,
+// "password": password, "X-Api-Key": API_KEY, key := deriveKey), or a
+// short number (TOKEN_TTL: 3600). A quoted value of letters is taken
+// for a secret.
+func codeValue(b []byte, start, end int) bool {
+	v := b[start:end]
+	digits := true
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			digits = false
+			break
+		}
+	}
+	if digits {
+		return len(v) <= 8
+	}
+	if start > 0 && (b[start-1] == '"' || b[start-1] == '\'' || b[start-1] == '`') {
+		return false
+	}
+	if len(v) == 0 || !(v[0] == '_' || v[0]|0x20 >= 'a' && v[0]|0x20 <= 'z') {
+		return false
+	}
+	for _, c := range v {
+		if !(c == '_' || c == '.' || c|0x20 >= 'a' && c|0x20 <= 'z') {
+			return false
+		}
+	}
+	return true
 }
 
 // indexFold is indexAnchored ignoring the case of ASCII letters.

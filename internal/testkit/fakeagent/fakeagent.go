@@ -14,6 +14,7 @@
 //	bigline:N          write an N-byte assistant line and a result
 //	ticker:N:EVERY     write N time-stamped lines EVERY apart, then a result
 //	secret-corpus      write the secrets corpus (corpus.go) everywhere a session carries text
+//	secret-file:PATH   the same with the secrets of a corpus file (LoadCorpus) and a 5 MiB line
 //	init-account       answer initialize with an account email and organization, then echo-turns
 //	mcp-server         be a stdio MCP server (internal/testkit/mcptest), not an agent
 //
@@ -231,6 +232,13 @@ func Main(scenario string) int {
 		}
 	case scenario == "secret-corpus":
 		return secretCorpus(out, readLine, waitResponse)
+	case strings.HasPrefix(scenario, "secret-file:"):
+		secrets, err := LoadCorpus(strings.TrimPrefix(scenario, "secret-file:"))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return secretCorpusOf(secrets, 5<<20, out, readLine, waitResponse)
 	case scenario == "secrets":
 		// SecretsStream in one write: the bridge validates it in one
 		// chunk, on its workers, ahead of the line that names the account.
