@@ -103,7 +103,7 @@ func newGLEngine() *glEngine {
 			continue
 		}
 		c := glCompiled{id: r.id, re: regexp.MustCompile(r.regex), group: r.group, entropy: r.entropy,
-			assign: strings.Contains(r.regex, assignTemplate), code: r.code}
+			assign: r.assign || strings.Contains(r.regex, assignTemplate), code: r.code}
 		for _, a := range r.allow {
 			c.allow = append(c.allow, compileAllow(a))
 		}
@@ -263,14 +263,16 @@ func tokenByte(c byte) bool {
 
 // operatorAfter reports whether an operator of gitleaks' NAME = value
 // template (=, >, :, |, ?, ,) follows b[:end] past bytes that may stand
-// between a name and it ([ \t\w.-] and [\s'"]).
+// between a name and it ([ \t\w.-] and [\s'"]), or a backslash: b may
+// be a JSON string's raw content, where \" and \n stand for a quote
+// and a new line.
 func operatorAfter(b []byte, end int) bool {
 	for i := end; i < len(b) && i < end+64; i++ {
 		switch c := b[i]; {
 		case c == '=' || c == '>' || c == ':' || c == '|' || c == '?' || c == ',':
 			return true
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' ||
-			c == '\'' || c == '"' || c == '.' || c == '-' || c == '_' ||
+			c == '\'' || c == '"' || c == '.' || c == '-' || c == '_' || c == '\\' ||
 			c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9':
 		default:
 			return false
@@ -427,6 +429,21 @@ func replaceSpans(b []byte, spans []glSpan) ([]byte, bool) {
 		last = s.end
 	}
 	return append(out, b[last:]...), true
+}
+
+// viable keeps the hits in b that some rule may match at: a keyword of a
+// rule that is not an assignment's, or one an operator follows.
+func (e *glEngine) viable(b []byte, hits []glHit) []glHit {
+	keep := hits[:0]
+	for _, h := range hits {
+		for _, r := range e.byKeyword[h.kw] {
+			if !e.rules[r].assign || operatorAfter(b, h.end) {
+				keep = append(keep, h)
+				break
+			}
+		}
+	}
+	return keep
 }
 
 // unescapeSimple decodes a JSON string's content whose escapes are all

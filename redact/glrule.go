@@ -21,6 +21,9 @@ type glRule struct {
 	// code (agentjq's rules only): the secret is the value of an
 	// assignment; one that is code is no finding (codeValue).
 	code bool
+	// assign (agentjq's rules only): an operator follows the keyword in
+	// every match, as in gitleaks' NAME = value template (operatorAfter).
+	assign bool
 }
 
 // glAllow is one of gitleaks' allowlists: a finding is allowed (kept as

@@ -1,6 +1,6 @@
 // Package redact removes secrets from a session's lines before they are
-// recorded: built-in patterns (API keys, tokens, private keys, passwords
-// in URLs and assignments), the values of secret environment variables,
+// recorded: built-in rules (gitleaks' rule set, API keys, tokens,
+// private keys, credential formats, passwords in URLs and assignments), the values of secret environment variables,
 // the account (from the agent's configuration and the initialize
 // response, in any letter case), user regexes and jq-style paths. A JSON
 // line stays valid JSON with every byte outside the redacted strings
@@ -8,33 +8,32 @@
 // stderr echo of non-JSON agent lines uses Redactor.Text through a
 // func([]byte) []byte option that cmd wires in.
 //
-// # The patterns, and why not gitleaks
+// # The rules
 //
-// The reference for the formats is gitleaks' rule set
-// (github.com/gitleaks/gitleaks, config/gitleaks.toml, MIT), the most
-// widely used one. agentjq carries its own expressions of the formats it
-// needs (patterns.go, each with a case in TestBuiltinKinds) rather than
-// depending on gitleaks as a module, because:
+// Three sets run, in this order, on each JSON string (decoded from its
+// escapes) and on each line that is not JSON:
 //
-//   - weight: the module (github.com/zricethezav/gitleaks/v8) brings
-//     cobra, viper, archive readers and a wasm runtime, 72 modules in all
-//     (56 indirect), into a single static binary that uses none of them;
-//   - speed: gitleaks runs an Aho-Corasick keyword pass over lower-cased
-//     text, then each of ~220 rules' regexps (most of them
-//     [\w.-]{0,50}? prefixes) over the whole fragment, with entropy checks
-//     after. The recorder must keep 500 MB/s on one core with one
-//     vectorised bytes.IndexByte pass per rare anchor byte and regexps only
-//     on the JSON strings that hold a hint; its rules do not fit that
-//     design, and most of them (a vendor's name, then any 32 characters)
-//     cost more than they find in agent transcripts;
-//   - fit: gitleaks allow-lists what a repository scan should skip
-//     (AKIA...EXAMPLE, test keys); a recording errs the other way.
+//   - builtinPatterns (patterns.go): agentjq's own shapes where gitleaks
+//     has no rule or a stricter one (PEM blocks cut short or written line
+//     by line, passwords in URLs, Authorization headers, NAME=value
+//     assignments), found through hints, a few rare bytes searched with
+//     bytes.IndexByte (hints.go);
+//   - gitleaks' default rule set at the version go.mod pins
+//     (github.com/zricethezav/gitleaks/v8), generated into
+//     gitleaks_rules.go by internal/tools/gengitleaks (go generate; the
+//     binary carries the table, not gitleaks), run as gitleaks runs it:
+//     the keywords of every rule in one Aho-Corasick automaton
+//     (github.com/coregx/ahocorasick), a rule's regexp only on a window
+//     around its keyword, its entropy threshold and allowlists (gitleaks.go);
+//   - agentjqRules (rules.go), in the same engine: credential formats
+//     and encodings (.netrc, .pgpass, ODBC, base64 of a credential, key
+//     bodies without armour, cookies) that no provider rule covers.
 //
-// The cost of a built-in hint is a pass over each line per distinct
-// anchor byte and a stop at each occurrence, so hints are anchored on a
-// few bytes (anchorRank). A bare "secret" (anchored on 'c', a third of the
-// speed) is looked for only as NAME=value; a bare npm_ token only in an
-// assignment (NPM_TOKEN=, _authToken=).
+// On a line the bridge has scanned (protocol.Known), the automaton and
+// the hints read the raw line once; a string is looked at only where a
+// keyword or hint is, and a semi-generic rule (NAME = value) only where
+// an operator follows its keyword. Undetectable lists what cannot be told
+// from ordinary text without context.
 package redact
 
 import (
@@ -681,6 +680,9 @@ func (r *Redactor) jsonStrings(line []byte, hides bool, found uint64, glHits []g
 				if h := glHits[m]; h.end <= j {
 					strHits = append(strHits, glHit{h.pos - start - 1, h.end - start - 1, h.kw})
 				}
+			}
+			if r.gl != nil {
+				strHits = r.gl.viable(tok[1:len(tok)-1], strHits)
 			}
 			scan = false
 			if only == 0 && len(strHits) == 0 {

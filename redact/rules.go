@@ -26,7 +26,7 @@ var agentjqRules = []glRule{
 	// ODBC and ADO connection strings (PWD=), MYSQL_PWD= (not a
 	// directory: the shell's PWD=/home/... and OLDPWD=), and the
 	// passwords of a command line: mysql -pPASSWORD, sshpass -p, redis-cli -a.
-	{id: "password", regex: `(?i)\b(?:[a-z_]*_)?pwd\s*=\s*\\?["'{]?([^\s;"'\\{}/~.][^\s;"'\\{}]{2,})`, keywords: []string{"pwd"}, code: true},
+	{id: "password", regex: `(?i)\b(?:[a-z_]*_)?pwd\s*=\s*\\?["'{]?([^\s;"'\\{}/~.][^\s;"'\\{}]{2,})`, keywords: []string{"pwd"}, code: true, assign: true},
 	{id: "password", regex: `\bmysql(?:dump|admin|sh|import)?\b[^\n|;&]{0,200}?\s-p([^\s'"\-][^\s'"]{2,})`, keywords: []string{"mysql"}},
 	{id: "password", regex: `\bsshpass\s+-p\s*['"]?([^\s'"]{3,})`, keywords: []string{"sshpass"}},
 	{id: "password", regex: `\bredis-cli\b[^\n|;&]{0,200}?\s-a\s+['"]?([^\s'"]{3,})`, keywords: []string{"redis-cli"}},
@@ -35,9 +35,9 @@ var agentjqRules = []glRule{
 	// kubeconfig client-key-data (a base64 PEM key), a passphrase, a
 	// pwd, a client key, a cookie. A mnemonic is a run of words.
 	{id: "secret", regex: `(?i)(?:^|[^a-z0-9_\-])(?:_auth|passphrase|client[_\-]?key|[a-z]*key[_\-]data|secret[_\-]?key)\\?["']?\s*(?:=>|:=|[:=])[ \t]*\\?["']?([^\s"'\x60,;&|<>(){}\[\]\\$*][^\s"'\x60,;&|<>(){}\[\]\\]{3,})`,
-		keywords: []string{"_auth", "passphrase", "clientkey", "client_key", "client-key", "key-data", "key_data", "secretkey", "secret_key", "secret-key"}, code: true},
+		keywords: []string{"_auth", "passphrase", "clientkey", "client_key", "client-key", "key-data", "key_data", "secretkey", "secret_key", "secret-key"}, code: true, assign: true},
 	{id: "mnemonic", regex: `(?i)mnemonic\\?["']?\s*(?:=>|:=|[:=])\s*\\?["']?([a-z]{3,8}(?:[ \t]+[a-z]{3,8}){11,23})`,
-		keywords: []string{"mnemonic"}},
+		keywords: []string{"mnemonic"}, assign: true},
 	// Cookie and Set-Cookie headers: the cookies, whatever their names.
 	{id: "cookie", regex: `(?i)\bcookie:[ \t]*((?:[^=\s;"\\]+=[^;\s"\\]*;?[ \t]*)+)`, keywords: []string{"cookie:"}},
 	// Base64 of a credential: of a token with a known prefix (sk-ant-,
@@ -64,7 +64,7 @@ var agentjqRules = []glRule{
 	// A JSON object inside text (a file read, a command's output) whose
 	// key is one of secretKeyExact.
 	{id: "secret", regex: `(?i)"(?:_?auth|pwd|passphrase|mnemonic|cookie|session|seed_phrase)"\s*:\s*"([^"\\]{4,})"`,
-		keywords: []string{"auth", "pwd", "passphrase", "mnemonic", "cookie", "session", "seed_phrase"}},
+		keywords: []string{"auth", "pwd", "passphrase", "mnemonic", "cookie", "session", "seed_phrase"}, assign: true},
 	// An Azure storage account key on its own: 64 bytes in base64 (88
 	// characters, "==" last), not part of a longer base64 run, nor after
 	// a digest's name (sha512-, as lockfiles write integrity hashes).
