@@ -22,6 +22,9 @@ type glEngine struct {
 	ac    *ahocorasick.Automaton
 	// byKeyword[k] are the rules (indices into rules) with keyword k.
 	byKeyword [][]int
+	// hintsByKw[k] are the hints of builtinPatterns that are keyword k
+	// (in lower case): the pattern bits are builtinPatterns' indices.
+	hintsByKw [][]anchoredHint
 	global    []glAllowCompiled
 }
 
@@ -123,6 +126,24 @@ func newGLEngine() *glEngine {
 	for _, a := range gitleaksGlobalAllow {
 		e.global = append(e.global, compileAllow(a))
 	}
+	e.hintsByKw = make([][]anchoredHint, len(keywords))
+	for i, p := range builtinPatterns {
+		for _, x := range p.hints {
+			k := strings.ToLower(x)
+			n, ok := kwIndex[k]
+			if !ok {
+				n = len(keywords)
+				kwIndex[k] = n
+				keywords = append(keywords, k)
+				e.byKeyword = append(e.byKeyword, nil)
+				e.hintsByKw = append(e.hintsByKw, nil)
+			}
+			// Only a case-insensitive pattern's lower-case hints match in
+			// any case.
+			fold := strings.HasPrefix(p.re.String(), "(?i)") && k == x
+			e.hintsByKw[n] = append(e.hintsByKw[n], anchoredHint{hint: x, fold: fold, next: p.next, pattern: 1 << uint(i)})
+		}
+	}
 	ac, err := ahocorasick.NewBuilder().AddStrings(keywords).Build()
 	if err != nil {
 		panic("redact: gitleaks' keywords: " + err.Error())
@@ -147,7 +168,7 @@ type glHit struct {
 }
 
 // hits lists every occurrence of every keyword in b, overlapping ones
-// included, by position.
+// included, by position (of their start).
 //
 // The keywords are lower case and so is the text the automaton reads: b
 // is lowered into a buffer first (ASCII letters only, as gitleaks
@@ -155,8 +176,16 @@ type glHit struct {
 func (e *glEngine) hits(b []byte, into []glHit) []glHit {
 	buf := lowerPool.Get().(*[]byte)
 	low := lowerASCII((*buf)[:0], b)
+	n := len(into)
 	for _, m := range e.ac.FindAllOverlapping(low) {
 		into = append(into, glHit{m.Start, m.End, m.PatternID})
+	}
+	// The automaton reports by end; callers walk by start. The hits are
+	// nearly in order already (insertion sort).
+	for i := n + 1; i < len(into); i++ {
+		for j := i; j > n && into[j].pos < into[j-1].pos; j-- {
+			into[j], into[j-1] = into[j-1], into[j]
+		}
 	}
 	if cap(low) <= 1<<20 {
 		*buf = low
@@ -431,11 +460,16 @@ func replaceSpans(b []byte, spans []glSpan) ([]byte, bool) {
 	return append(out, b[last:]...), true
 }
 
-// viable keeps the hits in b that some rule may match at: a keyword of a
-// rule that is not an assignment's, or one an operator follows.
+// viable keeps the hits in b that some rule may match at: a hint of a
+// built-in pattern, a keyword of a rule that is not an assignment's, or
+// one an operator follows.
 func (e *glEngine) viable(b []byte, hits []glHit) []glHit {
 	keep := hits[:0]
 	for _, h := range hits {
+		if len(e.hintsByKw[h.kw]) > 0 {
+			keep = append(keep, h)
+			continue
+		}
 		for _, r := range e.byKeyword[h.kw] {
 			if !e.rules[r].assign || operatorAfter(b, h.end) {
 				keep = append(keep, h)

@@ -16,8 +16,8 @@
 //   - builtinPatterns (patterns.go): agentjq's own shapes where gitleaks
 //     has no rule or a stricter one (PEM blocks cut short or written line
 //     by line, passwords in URLs, Authorization headers, NAME=value
-//     assignments), found through hints, a few rare bytes searched with
-//     bytes.IndexByte (hints.go);
+//     assignments), found through hints (hints.go), which are keywords
+//     of the automaton below too;
 //   - gitleaks' default rule set at the version go.mod pins
 //     (github.com/zricethezav/gitleaks/v8), generated into
 //     gitleaks_rules.go by internal/tools/gengitleaks (go generate; the
@@ -201,7 +201,11 @@ func NewRedactor(spec RedactSpec, lookupEnv func(string) (string, bool)) (*Redac
 		}
 		r.paths = append(r.paths, p)
 	}
-	r.hints = newHintSet(r.patterns)
+	nBuiltin := 0
+	if spec.Builtin {
+		nBuiltin = len(builtinPatterns)
+	}
+	r.hints = newHintSet(r.patterns, nBuiltin, r.gl != nil)
 	if lookupEnv != nil {
 		names := append([]string(nil), spec.Env...)
 		if spec.Builtin {
@@ -465,7 +469,10 @@ func (r *Redactor) textChanged(b []byte, only uint64, hits []glHit, scan bool) (
 			b, changed = out, true
 		}
 	}
-	may := r.hints.matchOnly(b, only)
+	if r.gl != nil && scan {
+		hits = r.gl.hits(b, nil)
+	}
+	may := r.hints.fromHits(r.gl, b, hits, only, false)
 	for i, p := range r.patterns {
 		if i < 64 && may&(1<<uint(i)) == 0 {
 			continue
@@ -474,9 +481,9 @@ func (r *Redactor) textChanged(b []byte, only uint64, hits []glHit, scan bool) (
 			b, changed = out, true
 		}
 	}
-	if r.gl != nil && (scan || len(hits) > 0) {
-		if scan || changed {
-			// Positions moved (or were never known): find them again.
+	if r.gl != nil && len(hits) > 0 {
+		if changed {
+			// Positions moved: find them again.
 			hits = r.gl.hits(b, nil)
 		}
 		if out, ok := replaceSpans(b, r.gl.find(b, hits)); ok {
@@ -545,10 +552,10 @@ func (r *Redactor) clean(line []byte, hides bool) (found uint64, glHits []glHit,
 	if hides || r.alwaysLooks() || r.literalIn(line) {
 		return ^uint64(0), nil, false
 	}
-	found = r.hints.match(line)
 	if r.gl != nil {
 		glHits = r.gl.hits(line, nil)
 	}
+	found = r.hints.fromHits(r.gl, line, glHits, ^uint64(0), true)
 	return found, glHits, found == 0 && len(glHits) == 0
 }
 
@@ -618,11 +625,11 @@ func (r *Redactor) learnAccount(line []byte) {
 func (r *Redactor) jsonStrings(line []byte, hides bool, found uint64, glHits []glHit) []byte {
 	var occ []hintOccurrence
 	fast := !r.needsFullLook(line, hides)
-	if fast {
-		occ = r.hints.occurrences(line, found)
-	}
 	if fast && glHits == nil && r.gl != nil {
 		glHits = r.gl.hits(line, nil)
+	}
+	if fast {
+		occ = r.hints.occurrences(r.gl, line, glHits, found)
 	}
 	k, g := 0, 0
 	var strHits []glHit
