@@ -199,3 +199,28 @@ func diffContext(in, out []byte) string {
 	lo := max(0, p-80)
 	return "  in:  " + string(in[lo:min(len(in), p+120)]) + "\n  out: " + string(out[lo:min(len(out), p+120)])
 }
+
+// TestLowerASCII: every byte value, at every offset of a word, is
+// lowered as bytes.ToLower lowers ASCII, and bytes above 0x7f stay.
+func TestLowerASCII(t *testing.T) {
+	var b []byte
+	for n := 0; n < 3; n++ {
+		for c := 0; c < 256; c++ {
+			b = append(b, byte(c))
+		}
+		b = append(b, 'Q')
+	}
+	for off := 0; off < 9; off++ {
+		in := b[off:]
+		got := lowerASCII(nil, in)
+		for i, c := range in {
+			want := c
+			if c >= 'A' && c <= 'Z' {
+				want = c + 32
+			}
+			if got[i] != want {
+				t.Fatalf("offset %d: byte %#x lowered to %#x", off, c, got[i])
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@ package redact
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
 	"regexp"
 	"sort"
@@ -196,13 +197,27 @@ func (e *glEngine) hits(b []byte, into []glHit) []glHit {
 
 var lowerPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
-// lowerASCII appends b with its ASCII letters in lower case to dst.
+// lowerASCII appends b with its ASCII letters in lower case to dst,
+// eight bytes at a time: in each byte of a word, bit 7 of ge is set when
+// the byte's low seven bits are 'A' or more, of gt when they are above
+// 'Z'; a byte below 0x80 where ge and gt differ is an upper-case letter,
+// and gets its 0x20 bit.
 func lowerASCII(dst, b []byte) []byte {
 	n := len(dst)
 	dst = append(dst, b...)
 	low := dst[n:]
-	for i, c := range low {
-		if c-'A' < 26 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(low); i += 8 {
+		w := binary.LittleEndian.Uint64(low[i:])
+		seven := w &^ highs
+		ge := seven + ones*(0x80-'A')
+		gt := seven + ones*(0x7f-'Z')
+		upper := (ge ^ gt) &^ w & highs
+		binary.LittleEndian.PutUint64(low[i:], w|upper>>2)
+	}
+	for ; i < len(low); i++ {
+		if c := low[i]; c-'A' < 26 {
 			low[i] = c + ('a' - 'A')
 		}
 	}

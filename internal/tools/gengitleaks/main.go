@@ -9,7 +9,10 @@
 //
 // Bumping the rules is one command (go generate ./redact runs this):
 //
-//	go get github.com/zricethezav/gitleaks/v8@vX.Y.Z && go mod tidy && go generate ./redact
+//	make gitleaks-rules GITLEAKS_VERSION=vX.Y.Z
+//
+// which is go get github.com/zricethezav/gitleaks/v8@vX.Y.Z, go mod tidy,
+// go generate ./redact and make man.
 //
 // TestTableIsCurrent fails when the table is stale for the pinned version.
 package main
