@@ -631,7 +631,7 @@ func (r *Redactor) jsonStrings(line []byte, hides bool, found uint64, glHits []g
 	if fast {
 		occ = r.hints.occurrences(r.gl, line, glHits, found)
 	}
-	k, g := 0, 0
+	cur := stringCursor{occ: occ, hits: glHits}
 	var strHits []glHit
 	var out []byte // nil until something changes
 	last := 0
@@ -668,29 +668,7 @@ func (r *Redactor) jsonStrings(line []byte, hides bool, found uint64, glHits []g
 		only := ^uint64(0)
 		scan := true
 		if fast {
-			for k < len(occ) && occ[k].pos <= start {
-				k++
-			}
-			only = r.hints.always
-			for m := k; m < len(occ) && occ[m].pos < j; m++ {
-				if occ[m].end <= j {
-					only |= occ[m].pattern
-				}
-			}
-			// The keywords of gitleaks' rules inside this string, at
-			// positions in its content.
-			for g < len(glHits) && glHits[g].pos <= start {
-				g++
-			}
-			strHits = strHits[:0]
-			for m := g; m < len(glHits) && glHits[m].pos < j; m++ {
-				if h := glHits[m]; h.end <= j {
-					strHits = append(strHits, glHit{h.pos - start - 1, h.end - start - 1, h.kw})
-				}
-			}
-			if r.gl != nil {
-				strHits = r.gl.viable(tok[1:len(tok)-1], strHits)
-			}
+			only, strHits = cur.in(r, tok, start, j)
 			scan = false
 			if only == 0 && len(strHits) == 0 {
 				continue
@@ -729,6 +707,43 @@ func (r *Redactor) jsonStrings(line []byte, hides bool, found uint64, glHits []g
 		return line
 	}
 	return append(out, line[last:]...)
+}
+
+// stringCursor walks a line's hint occurrences and keyword hits (both by
+// position) string by string, for jsonStrings.
+type stringCursor struct {
+	occ  []hintOccurrence
+	hits []glHit
+	k, g int
+	buf  []glHit
+}
+
+// in returns what is inside the string token tok = line[start:j+1]: the
+// patterns whose hints are (with those without hints), and the keyword
+// hits some rule may match at, at positions in the string's content.
+func (c *stringCursor) in(r *Redactor, tok []byte, start, j int) (uint64, []glHit) {
+	for c.k < len(c.occ) && c.occ[c.k].pos <= start {
+		c.k++
+	}
+	only := r.hints.always
+	for m := c.k; m < len(c.occ) && c.occ[m].pos < j; m++ {
+		if c.occ[m].end <= j {
+			only |= c.occ[m].pattern
+		}
+	}
+	for c.g < len(c.hits) && c.hits[c.g].pos <= start {
+		c.g++
+	}
+	c.buf = c.buf[:0]
+	for m := c.g; m < len(c.hits) && c.hits[m].pos < j; m++ {
+		if h := c.hits[m]; h.end <= j {
+			c.buf = append(c.buf, glHit{h.pos - start - 1, h.end - start - 1, h.kw})
+		}
+	}
+	if r.gl != nil {
+		c.buf = r.gl.viable(tok[1:len(tok)-1], c.buf)
+	}
+	return only, c.buf
 }
 
 // stringEnd is the index of the '"' that ends the JSON string whose
