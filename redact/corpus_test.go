@@ -224,3 +224,45 @@ func TestLowerASCII(t *testing.T) {
 		}
 	}
 }
+
+// TestFollowSet: a rule whose regexp starts with its keyword says which
+// bytes may follow the keyword; one that does not, nothing.
+func TestFollowSet(t *testing.T) {
+	for _, c := range []struct {
+		expr, kw, may, mayNot string
+		none                  bool
+	}{
+		{expr: `SK[0-9a-fA-F]{32}`, kw: "sk", may: "0aF", mayNot: " g\"."},
+		{expr: `\b(ey[a-zA-Z0-9]{17,}\.ey)`, kw: "ey", may: "aZ9", mayNot: " .-"},
+		{expr: `(?i)\b(npm_[a-z0-9]{36})`, kw: "npm_", may: "aA0", mayNot: "_ "},
+		{expr: `\bdop_v1_[a-f0-9]{64}`, kw: "dop_", may: "v", mayNot: "V0"},
+		{expr: `(?i)[\w.-]{0,50}?(?:adafruit)`, kw: "adafruit", none: true},
+		{expr: `\b(?:hvs\.[\w-]{90}|s\.[a-z0-9]{24})`, kw: "s.", none: true},
+		{expr: `SK[0-9a-f]{0,32}`, kw: "sk", none: true},
+	} {
+		if f := followSet(`\b(ey[a-zA-Z0-9]{17,})`, "ey"); f == nil || !f.wordStart || !f.fits([]byte("x eyJhb"), 2, 4) || f.fits([]byte("they"), 2, 4) || !f.fits([]byte(`\neyJ`), 2, 4) {
+			t.Errorf("ey after a word byte: %+v", f)
+		}
+		f := followSet(c.expr, c.kw)
+		if c.none {
+			if f != nil {
+				t.Errorf("%s: a follow set for %q", c.expr, c.kw)
+			}
+			continue
+		}
+		if f == nil {
+			t.Errorf("%s: no follow set for %q", c.expr, c.kw)
+			continue
+		}
+		for i := 0; i < len(c.may); i++ {
+			if !f.next[c.may[i]] {
+				t.Errorf("%s: %q may follow %q", c.expr, c.may[i], c.kw)
+			}
+		}
+		for i := 0; i < len(c.mayNot); i++ {
+			if f.next[c.mayNot[i]] {
+				t.Errorf("%s: %q may not follow %q", c.expr, c.mayNot[i], c.kw)
+			}
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math"
 	"regexp"
+	"regexp/syntax"
 	"sort"
 	"strings"
 	"sync"
@@ -23,6 +24,10 @@ type glEngine struct {
 	ac    *ahocorasick.Automaton
 	// byKeyword[k] are the rules (indices into rules) with keyword k.
 	byKeyword [][]int
+	// follow[k][n], when set, holds the bytes that can follow keyword k
+	// in a match of rule byKeyword[k][n]: the rule's regexp starts with
+	// the keyword (followSet).
+	follow [][]*follow
 	// hintsByKw[k] are the hints of builtinPatterns that are keyword k
 	// (in lower case): the pattern bits are builtinPatterns' indices.
 	hintsByKw [][]anchoredHint
@@ -120,8 +125,10 @@ func newGLEngine() *glEngine {
 				kwIndex[k] = n
 				keywords = append(keywords, k)
 				e.byKeyword = append(e.byKeyword, nil)
+				e.follow = append(e.follow, nil)
 			}
 			e.byKeyword[n] = append(e.byKeyword[n], i)
+			e.follow[n] = append(e.follow[n], followSet(r.regex, k))
 		}
 	}
 	for _, a := range gitleaksGlobalAllow {
@@ -137,12 +144,13 @@ func newGLEngine() *glEngine {
 				kwIndex[k] = n
 				keywords = append(keywords, k)
 				e.byKeyword = append(e.byKeyword, nil)
+				e.follow = append(e.follow, nil)
 				e.hintsByKw = append(e.hintsByKw, nil)
 			}
 			// Only a case-insensitive pattern's lower-case hints match in
 			// any case.
 			fold := strings.HasPrefix(p.re.String(), "(?i)") && k == x
-			e.hintsByKw[n] = append(e.hintsByKw[n], anchoredHint{hint: x, fold: fold, next: p.next, pattern: 1 << uint(i)})
+			e.hintsByKw[n] = append(e.hintsByKw[n], anchoredHint{hint: x, fold: fold, next: p.next, also: p.also, pattern: 1 << uint(i)})
 		}
 	}
 	ac, err := ahocorasick.NewBuilder().AddStrings(keywords).Build()
@@ -476,20 +484,25 @@ func replaceSpans(b []byte, spans []glSpan) ([]byte, bool) {
 }
 
 // viable keeps the hits in b that some rule may match at: a hint of a
-// built-in pattern, a keyword of a rule that is not an assignment's, or
-// one an operator follows.
+// built-in pattern, or a keyword of a rule whose regexp may match there:
+// an operator follows it when the rule is an assignment's, and a byte
+// that may follow it when the regexp starts with it.
 func (e *glEngine) viable(b []byte, hits []glHit) []glHit {
 	keep := hits[:0]
 	for _, h := range hits {
-		if len(e.hintsByKw[h.kw]) > 0 {
+		if e.hintAt(b, h) {
 			keep = append(keep, h)
 			continue
 		}
-		for _, r := range e.byKeyword[h.kw] {
-			if !e.rules[r].assign || operatorAfter(b, h.end) {
-				keep = append(keep, h)
-				break
+		for n, r := range e.byKeyword[h.kw] {
+			if e.rules[r].assign && !operatorAfter(b, h.end) {
+				continue
 			}
+			if f := e.follow[h.kw][n]; f != nil && !f.fits(b, h.pos, h.end) {
+				continue
+			}
+			keep = append(keep, h)
+			break
 		}
 	}
 	return keep
@@ -537,4 +550,150 @@ func unescapeSimple(content []byte, hits []glHit) (dec []byte, ok bool) {
 		}
 	}
 	return dec, k == len(hits)
+}
+
+// hintAt reports whether hit h is a built-in pattern's hint, with the
+// bytes around it fitting the pattern (anchoredHint.at) and the
+// pattern's also in b.
+func (e *glEngine) hintAt(b []byte, h glHit) bool {
+	for k := range e.hintsByKw[h.kw] {
+		ah := &e.hintsByKw[h.kw][k]
+		if ah.at(b, h.pos, false) && (ah.also == "" || bytes.Contains(b, []byte(ah.also))) {
+			return true
+		}
+	}
+	return false
+}
+
+// follow is what a regexp that starts with a keyword says of the bytes
+// around it: next holds those that may follow it; wordStart, that a \b
+// stands before it.
+type follow struct {
+	next      [256]bool
+	wordStart bool
+}
+
+// fits reports whether the keyword at b[pos:end] may start a match. A
+// backslash may follow it, and a letter after a backslash precede it: b
+// may be a JSON string's raw content, whose escapes stand for other
+// bytes.
+func (f *follow) fits(b []byte, pos, end int) bool {
+	if end >= len(b) || !f.next[b[end]] && b[end] != '\\' {
+		return false
+	}
+	if f.wordStart && pos > 0 && wordByte(b[pos-1]) && (pos < 2 || b[pos-2] != '\\') {
+		return false
+	}
+	return true
+}
+
+func wordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+}
+
+// followSet returns the bytes that can follow keyword kw where a match
+// of the regexp expr starts with it: expr, past empty-width assertions
+// (\b, ^) and capture groups, is a literal that starts with kw (in any
+// case when kw is), followed by more of the literal or by a repeat, at
+// least once, of a character class. nil when expr is not of that
+// form (the keyword then says nothing of what follows it). Wherever a
+// match starts, the keyword stands there, followed by one of these
+// bytes: other occurrences of the keyword may be passed over.
+func followSet(expr, kw string) *follow {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	seq := frontSeq(re.Simplify())
+	wordStart := false
+	for len(seq) > 0 {
+		switch seq[0].Op {
+		case syntax.OpWordBoundary:
+			wordStart = true
+			seq = seq[1:]
+			continue
+		case syntax.OpBeginText, syntax.OpBeginLine, syntax.OpEmptyMatch:
+			seq = seq[1:]
+			continue
+		case syntax.OpCapture, syntax.OpConcat:
+			seq = append(frontSeq(seq[0]), seq[1:]...)
+			continue
+		}
+		break
+	}
+	if len(seq) == 0 || seq[0].Op != syntax.OpLiteral {
+		return nil
+	}
+	lit, fold := string(seq[0].Rune), seq[0].Flags&syntax.FoldCase != 0
+	if len(lit) < len(kw) || !strings.EqualFold(lit[:len(kw)], kw) || lit != strings.ToValidUTF8(lit, "") {
+		return nil
+	}
+	fw := &follow{wordStart: wordStart && wordByte(lit[0])}
+	f := &fw.next
+	if len(lit) > len(kw) {
+		c := lit[len(kw)]
+		f[c] = true
+		if fold {
+			f[lower(c)], f[upper(c)] = true, true
+		}
+		return fw
+	}
+	if len(seq) < 2 {
+		return nil
+	}
+	// Simplify writes x{n,} as n copies of x (and a star): open them.
+	next := frontSeq(seq[1])[0]
+	switch next.Op {
+	case syntax.OpPlus:
+		next = next.Sub[0]
+	case syntax.OpRepeat:
+		if next.Min < 1 {
+			return nil
+		}
+		next = next.Sub[0]
+	}
+	switch next.Op {
+	case syntax.OpCharClass:
+		for i := 0; i+1 < len(next.Rune); i += 2 {
+			lo, hi := next.Rune[i], next.Rune[i+1]
+			if hi > 0x7f {
+				// A rune past ASCII ((?i) adds ſ and the Kelvin sign to
+				// s and k): any byte of its UTF-8 may follow.
+				for c := 0x80; c < 0x100; c++ {
+					f[c] = true
+				}
+				hi = 0x7f
+			}
+			for c := lo; c <= hi; c++ {
+				f[c] = true
+			}
+		}
+	case syntax.OpLiteral:
+		c := next.Rune[0]
+		if c > 0x7f {
+			return nil
+		}
+		f[c] = true
+		if next.Flags&syntax.FoldCase != 0 {
+			f[lower(byte(c))], f[upper(byte(c))] = true, true
+		}
+	default:
+		return nil
+	}
+	return fw
+}
+
+// frontSeq is the sequence a regexp starts with: a concatenation's
+// parts, with a capture group or a concatenation first opened.
+func frontSeq(re *syntax.Regexp) []*syntax.Regexp {
+	switch re.Op {
+	case syntax.OpCapture:
+		return frontSeq(re.Sub[0])
+	case syntax.OpConcat:
+		if len(re.Sub) == 0 {
+			return nil
+		}
+		return append(frontSeq(re.Sub[0]), re.Sub[1:]...)
+	}
+	return []*syntax.Regexp{re}
 }

@@ -48,6 +48,7 @@ type anchoredHint struct {
 	hint    string
 	fold    bool // match in any case
 	next    string
+	also    string // must be in the text too (a string's content, for viable)
 	pattern uint64
 }
 
