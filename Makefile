@@ -32,7 +32,7 @@ CLAUDE_VERSION  ?= $(lastword $(CLAUDE_VERSIONS))
 claude_bin       = $(HOME)/.cache/agentjq/claude-$(1)/node_modules/.bin/claude
 CLAUDE_BIN       = $(call claude_bin,$(CLAUDE_VERSION))
 
-.PHONY: sandbox-deps node-clients all build install test test-short lint staticcheck gocyclo fuzz bench man protocol fixtures claude cli-schema cli-drift clean
+.PHONY: sandbox-deps node-clients all build install test test-short lint staticcheck gocyclo fuzz bench man protocol fixtures claude cli-schema cli-drift gitleaks-rules clean
 
 all: build
 
@@ -128,6 +128,16 @@ bench: build
 	./scripts/bench.sh | tee BENCHMARKS.md.new && mv BENCHMARKS.md.new BENCHMARKS.md
 
 man:
+	$(GO) run ./internal/tools/genman -o man
+
+# Bumps gitleaks' rule set: make gitleaks-rules GITLEAKS_VERSION=v8.x.y pins
+# that version in go.mod and regenerates redact/gitleaks_rules.go from it
+# (internal/tools/gengitleaks); the record page counts the rules.
+GITLEAKS_VERSION ?= latest
+gitleaks-rules:
+	$(GO) get github.com/zricethezav/gitleaks/v8@$(GITLEAKS_VERSION)
+	$(GO) mod tidy
+	$(GO) generate ./redact
 	$(GO) run ./internal/tools/genman -o man
 
 # The daemon's protocol files, generated from its Go method table:

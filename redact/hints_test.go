@@ -12,7 +12,7 @@ import (
 // slowRedactor is r with the hint pre-filters off: every pattern is tried
 // on every string.
 func slowRedactor(r *Redactor) *Redactor {
-	s := &Redactor{spec: r.spec, patterns: r.patterns, paths: r.paths, literals: r.literals}
+	s := &Redactor{spec: r.spec, patterns: r.patterns, paths: r.paths, literals: r.literals, gl: r.gl}
 	s.hints = &hintSet{always: ^uint64(0)}
 	return s
 }

@@ -13,33 +13,23 @@ example:
     [REDACTED:email]  [REDACTED:organization]  [REDACTED:env:NAME]
     [REDACTED:regex-N]  [REDACTED:path .a.b]
 
-Built in, by their shape: Anthropic, OpenAI and other sk- keys; AWS access
-key ids and secret access keys (aws_secret_access_key=, "SecretAccessKey":);
-Stripe sk_/rk_ live, test and prod keys; JWTs; PEM private keys (RSA, EC,
-OPENSSH, PGP, PKCS#8; JSON-escaped with \n, in a "private_key" JSON value,
-cut short without END, or written line by line on stderr); passwords in URLs
-(https://user:PASSWORD@, postgres://, mysql://, redis://:PASSWORD@, amqp://,
-mongodb+srv://...); Authorization: Basic and Bearer credentials; assignments
-whose name is or ends in a secret's name (MY_API_KEY=, db_password:,
-AUTH_TOKEN=, "access_token": "...", passwd:, private_key=, CLIENT_SECRET=,
-NPM_TOKEN=, _authToken=); Slack tokens and webhooks; GitHub classic,
-fine-grained, OAuth and app tokens; GitLab tokens; Google API keys and OAuth
-secrets; Azure storage and service bus keys, SAS signatures and AD client
-secrets; SendGrid, Twilio, Telegram, Postman, Grafana, Hugging Face, PyPI,
-Square, Alibaba, Artifactory, Atlassian, New Relic, Heroku, 1Password and
-age keys. Also the values of ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN,
+Built in: gitleaks' default rule set at the version go.mod pins (some 220
+provider token formats and NAME = value rules, with their entropy
+thresholds and allowlists), and agentjq's own rules: Anthropic and other
+sk- keys, AWS key ids and secret access keys, PEM private keys (of every
+type, JSON-escaped, cut short without END, or written line by line on
+stderr) and key bodies without armour, passwords in URLs whatever they
+hold, Authorization: Basic and Bearer credentials, .netrc, .pgpass, ODBC
+PWD=, MYSQL_PWD and command-line passwords, base64 of a credential, cookie
+headers, and assignments whose name is or ends in a secret's name
+(MY_API_KEY=, db_password:, "access_token": "...", CLIENT_SECRET=,
+_authToken=). Also the values of ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN,
 CLAUDE_CODE_OAUTH_TOKEN and a few other credential variables, and the
 account's email and organization in any letter case: read from the agent's
 configuration (.claude.json in $CLAUDE_CONFIG_DIR or $HOME, its
 oauthAccount) before the header is written, and from the initialize
-response.
-
-The formats follow gitleaks' rule set (config/gitleaks.toml), the reference
-in this field; agentjq carries its own expressions of them instead of
-depending on gitleaks, whose module weighs 72 modules and whose rules, run
-as gitleaks runs them, would not keep redaction at the recorder's speed
-(see the redact package's documentation). A bare word "secret" counts only
-as NAME=value, and an npm token only in an assignment.
+response. agentjq-record(1) lists what is detected, by class, and what
+cannot be without context.
 
 Added by flags: **--redact-env NAME** (the variable's value), **--redact
 REGEX** (RE2), **--redact-path JQPATH** (.a.b, .a[0], .a[], ."key", .["key"]:

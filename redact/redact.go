@@ -1,6 +1,6 @@
 // Package redact removes secrets from a session's lines before they are
-// recorded: built-in patterns (API keys, tokens, private keys, passwords
-// in URLs and assignments), the values of secret environment variables,
+// recorded: built-in rules (gitleaks' rule set, API keys, tokens,
+// private keys, credential formats, passwords in URLs and assignments), the values of secret environment variables,
 // the account (from the agent's configuration and the initialize
 // response, in any letter case), user regexes and jq-style paths. A JSON
 // line stays valid JSON with every byte outside the redacted strings
@@ -8,33 +8,32 @@
 // stderr echo of non-JSON agent lines uses Redactor.Text through a
 // func([]byte) []byte option that cmd wires in.
 //
-// # The patterns, and why not gitleaks
+// # The rules
 //
-// The reference for the formats is gitleaks' rule set
-// (github.com/gitleaks/gitleaks, config/gitleaks.toml, MIT), the most
-// widely used one. agentjq carries its own expressions of the formats it
-// needs (patterns.go, each with a case in TestBuiltinKinds) rather than
-// depending on gitleaks as a module, because:
+// Three sets run, in this order, on each JSON string (decoded from its
+// escapes) and on each line that is not JSON:
 //
-//   - weight: the module (github.com/zricethezav/gitleaks/v8) brings
-//     cobra, viper, archive readers and a wasm runtime, 72 modules in all
-//     (56 indirect), into a single static binary that uses none of them;
-//   - speed: gitleaks runs an Aho-Corasick keyword pass over lower-cased
-//     text, then each of ~220 rules' regexps (most of them
-//     [\w.-]{0,50}? prefixes) over the whole fragment, with entropy checks
-//     after. The recorder must keep 500 MB/s on one core with one
-//     vectorised bytes.IndexByte pass per rare anchor byte and regexps only
-//     on the JSON strings that hold a hint; its rules do not fit that
-//     design, and most of them (a vendor's name, then any 32 characters)
-//     cost more than they find in agent transcripts;
-//   - fit: gitleaks allow-lists what a repository scan should skip
-//     (AKIA...EXAMPLE, test keys); a recording errs the other way.
+//   - builtinPatterns (patterns.go): agentjq's own shapes where gitleaks
+//     has no rule or a stricter one (PEM blocks cut short or written line
+//     by line, passwords in URLs, Authorization headers, NAME=value
+//     assignments), found through hints (hints.go), which are keywords
+//     of the automaton below too;
+//   - gitleaks' default rule set at the version go.mod pins
+//     (github.com/zricethezav/gitleaks/v8), generated into
+//     gitleaks_rules.go by internal/tools/gengitleaks (go generate; the
+//     binary carries the table, not gitleaks), run as gitleaks runs it:
+//     the keywords of every rule in one Aho-Corasick automaton
+//     (github.com/coregx/ahocorasick), a rule's regexp only on a window
+//     around its keyword, its entropy threshold and allowlists (gitleaks.go);
+//   - agentjqRules (rules.go), in the same engine: credential formats
+//     and encodings (.netrc, .pgpass, ODBC, base64 of a credential, key
+//     bodies without armour, cookies) that no provider rule covers.
 //
-// The cost of a built-in hint is a pass over each line per distinct
-// anchor byte and a stop at each occurrence, so hints are anchored on a
-// few bytes (anchorRank). A bare "secret" (anchored on 'c', a third of the
-// speed) is looked for only as NAME=value; a bare npm_ token only in an
-// assignment (NPM_TOKEN=, _authToken=).
+// On a line the bridge has scanned (protocol.Known), the automaton and
+// the hints read the raw line once; a string is looked at only where a
+// keyword or hint is, and a semi-generic rule (NAME = value) only where
+// an operator follows its keyword. Undetectable lists what cannot be told
+// from ordinary text without context.
 package redact
 
 import (
@@ -161,12 +160,17 @@ type Redactor struct {
 	patterns []pattern
 	hints    *hintSet
 	paths    []jqPath
+	// gl runs gitleaks' rules (with Builtin; nil otherwise).
+	gl *glEngine
 
 	mu       sync.RWMutex
 	literals []literal // longest first
 	// pemOpen counts the lines since a BEGIN ... PRIVATE KEY line without
 	// its END, per direction (textLine).
 	pemOpen map[protocol.Direction]int
+	// ppkLeft counts the private lines of a PuTTY key still to come
+	// after its Private-Lines: N line, per direction (textLine).
+	ppkLeft map[protocol.Direction]int
 }
 
 // NewRedactor compiles spec. lookupEnv resolves the values of spec.Env (and,
@@ -174,6 +178,7 @@ type Redactor struct {
 func NewRedactor(spec RedactSpec, lookupEnv func(string) (string, bool)) (*Redactor, error) {
 	r := &Redactor{spec: spec}
 	if spec.Builtin {
+		r.gl = gitleaks()
 		for _, p := range builtinPatterns {
 			r.patterns = append(r.patterns, pattern{kind: p.kind, re: p.re, hints: p.hints, next: p.next, also: p.also})
 		}
@@ -196,7 +201,11 @@ func NewRedactor(spec RedactSpec, lookupEnv func(string) (string, bool)) (*Redac
 		}
 		r.paths = append(r.paths, p)
 	}
-	r.hints = newHintSet(r.patterns)
+	nBuiltin := 0
+	if spec.Builtin {
+		nBuiltin = len(builtinPatterns)
+	}
+	r.hints = newHintSet(r.patterns, nBuiltin, r.gl != nil)
 	if lookupEnv != nil {
 		names := append([]string(nil), spec.Env...)
 		if spec.Builtin {
@@ -277,7 +286,7 @@ func (r *Redactor) String(s string) string {
 }
 
 func (r *Redactor) text(b []byte) []byte {
-	out, _ := r.textChanged(b, ^uint64(0))
+	out, _ := r.textChanged(b, ^uint64(0), nil, true)
 	if !protocol.HidesText(b) {
 		return out
 	}
@@ -285,7 +294,7 @@ func (r *Redactor) text(b []byte) []byte {
 	// on stderr) can still split a secret: look at the text with them
 	// decoded too, and keep that version when it hid something.
 	if dec, ok := decodeHidingEscapes(out); ok {
-		if red, changed := r.textChanged(dec, ^uint64(0)); changed {
+		if red, changed := r.textChanged(dec, ^uint64(0), nil, true); changed {
 			return red
 		}
 	}
@@ -315,6 +324,9 @@ const pemBlockLines = 200
 // after a BEGIN ... PRIVATE KEY line without its END, the lines up to END
 // are removed whole.
 func (r *Redactor) textLine(dir protocol.Direction, line []byte) []byte {
+	if r.spec.Builtin && r.ppkLine(dir, line) {
+		return []byte(Placeholder("private-key"))
+	}
 	r.mu.Lock()
 	open := r.pemOpen[dir]
 	if open > 0 {
@@ -343,6 +355,36 @@ func (r *Redactor) textLine(dir protocol.Direction, line []byte) []byte {
 		r.mu.Unlock()
 	}
 	return r.text(line)
+}
+
+// ppkLine reports whether line is one of a PuTTY key's private lines
+// written a line at a time: the N lines after a Private-Lines: N line
+// that ends there.
+func (r *Redactor) ppkLine(dir protocol.Direction, line []byte) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if left := r.ppkLeft[dir]; left > 0 {
+		if left == 1 {
+			delete(r.ppkLeft, dir)
+		} else {
+			r.ppkLeft[dir] = left - 1
+		}
+		return true
+	}
+	const mark = "Private-Lines:"
+	i := bytes.Index(line, []byte(mark))
+	if i < 0 {
+		return false
+	}
+	n, err := strconv.Atoi(string(bytes.TrimSpace(line[i+len(mark):])))
+	if err != nil || n <= 0 || n > pemBlockLines {
+		return false
+	}
+	if r.ppkLeft == nil {
+		r.ppkLeft = map[protocol.Direction]int{}
+	}
+	r.ppkLeft[dir] = n
+	return false
 }
 
 // decodeHidingEscapes replaces the \uXXXX (surrogate pairs included),
@@ -414,8 +456,10 @@ func decodeU(b []byte) (rune, int) {
 // false when nothing matched.
 //
 // only restricts the patterns tried to those whose bit is set (the ones a
-// whole line may hold); ^0 tries all.
-func (r *Redactor) textChanged(b []byte, only uint64) ([]byte, bool) {
+// whole line may hold); ^0 tries all. gitleaks' rules run where their
+// keywords are: at hits (positions in b), or, with scan, wherever the
+// automaton finds them in b.
+func (r *Redactor) textChanged(b []byte, only uint64, hits []glHit, scan bool) ([]byte, bool) {
 	changed := false
 	r.mu.RLock()
 	lits := r.literals
@@ -425,12 +469,24 @@ func (r *Redactor) textChanged(b []byte, only uint64) ([]byte, bool) {
 			b, changed = out, true
 		}
 	}
-	may := r.hints.matchOnly(b, only)
+	if r.gl != nil && scan {
+		hits = r.gl.hits(b, nil)
+	}
+	may := r.hints.fromHits(r.gl, b, hits, only, false)
 	for i, p := range r.patterns {
 		if i < 64 && may&(1<<uint(i)) == 0 {
 			continue
 		}
 		if out, ok := replaceMatches(p, b); ok {
+			b, changed = out, true
+		}
+	}
+	if r.gl != nil && len(hits) > 0 {
+		if changed {
+			// Positions moved: find them again.
+			hits = r.gl.hits(b, nil)
+		}
+		if out, ok := replaceSpans(b, r.gl.find(b, hits)); ok {
 			b, changed = out, true
 		}
 	}
@@ -477,11 +533,11 @@ func (r *Redactor) LineObject(dir protocol.Direction, line []byte, known protoco
 	if len(r.paths) > 0 {
 		out = r.redactPaths(out)
 	}
-	found, clean := r.clean(out, hides)
+	found, glHits, clean := r.clean(out, hides)
 	if clean {
 		return out, true, true
 	}
-	return r.jsonStrings(out, hides, found), true, true
+	return r.jsonStrings(out, hides, found, glHits), true, true
 }
 
 // clean is the fast pre-filter of Line: true when no secret can be in the
@@ -490,13 +546,17 @@ func (r *Redactor) LineObject(dir protocol.Direction, line []byte, known protoco
 // escaping), so a line holding none of the patterns' hints needs no
 // closer look. User regexes could match anything: they always take the
 // slow path. found has the patterns whose hints are in the line (all of
-// them when the hints were not looked for).
-func (r *Redactor) clean(line []byte, hides bool) (found uint64, clean bool) {
+// them when the hints were not looked for); glHits the keywords of
+// gitleaks' rules in the line.
+func (r *Redactor) clean(line []byte, hides bool) (found uint64, glHits []glHit, clean bool) {
 	if hides || r.alwaysLooks() || r.literalIn(line) {
-		return ^uint64(0), false
+		return ^uint64(0), nil, false
 	}
-	found = r.hints.match(line)
-	return found, found == 0
+	if r.gl != nil {
+		glHits = r.gl.hits(line, nil)
+	}
+	found = r.hints.fromHits(r.gl, line, glHits, ^uint64(0), true)
+	return found, glHits, found == 0 && len(glHits) == 0
 }
 
 // alwaysLooks: user regexes, or patterns without hints, must be tried on
@@ -562,34 +622,29 @@ func (r *Redactor) learnAccount(line []byte) {
 // When the hints can decide (needsFullLook is false), only strings that
 // hold a hint are looked at, with only the patterns of their hints (of
 // those in found, the patterns the line holds hints of).
-func (r *Redactor) jsonStrings(line []byte, hides bool, found uint64) []byte {
+func (r *Redactor) jsonStrings(line []byte, hides bool, found uint64, glHits []glHit) []byte {
 	var occ []hintOccurrence
 	fast := !r.needsFullLook(line, hides)
-	if fast {
-		occ = r.hints.occurrences(line, found)
+	if fast && glHits == nil && r.gl != nil {
+		glHits = r.gl.hits(line, nil)
 	}
-	k := 0
+	if fast {
+		occ = r.hints.occurrences(r.gl, line, glHits, found)
+	}
+	cur := stringCursor{occ: occ, hits: glHits}
+	var strHits []glHit
 	var out []byte // nil until something changes
 	last := 0
 	secretNext := false // the last string was a key that names a secret
 	for i := 0; i < len(line); i++ {
-		if line[i] != '"' {
-			continue
+		if q := bytes.IndexByte(line[i:], '"'); q < 0 {
+			break
+		} else {
+			i += q
 		}
 		start := i
 		escaped := false
-		j := i + 1
-		for ; j < len(line); j++ {
-			c := line[j]
-			if c == '\\' {
-				escaped = true
-				j++
-				continue
-			}
-			if c == '"' {
-				break
-			}
-		}
+		j := stringEnd(line, i+1, &escaped)
 		if j >= len(line) {
 			break
 		}
@@ -611,24 +666,24 @@ func (r *Redactor) jsonStrings(line []byte, hides bool, found uint64) []byte {
 			continue
 		}
 		only := ^uint64(0)
+		scan := true
 		if fast {
-			for k < len(occ) && occ[k].pos <= start {
-				k++
-			}
-			only = r.hints.always
-			for m := k; m < len(occ) && occ[m].pos < j; m++ {
-				if occ[m].end <= j {
-					only |= occ[m].pattern
-				}
-			}
-			if only == 0 {
+			only, strHits = cur.in(r, tok, start, j)
+			scan = false
+			if only == 0 && len(strHits) == 0 {
 				continue
 			}
 		}
 		var repl []byte
 		if !escaped {
 			content := tok[1 : len(tok)-1]
-			red, changed := r.textChanged(content, only)
+			red, changed := r.textChanged(content, only, strHits, scan)
+			if !changed {
+				continue
+			}
+			repl = encodeJSONString(string(red))
+		} else if dec, ok := r.decodeWithHits(tok[1:len(tok)-1], only, strHits, fast); ok {
+			red, changed := r.textChanged(dec, only, strHits, false)
 			if !changed {
 				continue
 			}
@@ -654,17 +709,105 @@ func (r *Redactor) jsonStrings(line []byte, hides bool, found uint64) []byte {
 	return append(out, line[last:]...)
 }
 
+// stringCursor walks a line's hint occurrences and keyword hits (both by
+// position) string by string, for jsonStrings.
+type stringCursor struct {
+	occ  []hintOccurrence
+	hits []glHit
+	k, g int
+	buf  []glHit
+}
+
+// in returns what is inside the string token tok = line[start:j+1]: the
+// patterns whose hints are (with those without hints), and the keyword
+// hits some rule may match at, at positions in the string's content.
+func (c *stringCursor) in(r *Redactor, tok []byte, start, j int) (uint64, []glHit) {
+	for c.k < len(c.occ) && c.occ[c.k].pos <= start {
+		c.k++
+	}
+	only := r.hints.always
+	for m := c.k; m < len(c.occ) && c.occ[m].pos < j; m++ {
+		if c.occ[m].end <= j {
+			only |= c.occ[m].pattern
+		}
+	}
+	for c.g < len(c.hits) && c.hits[c.g].pos <= start {
+		c.g++
+	}
+	c.buf = c.buf[:0]
+	for m := c.g; m < len(c.hits) && c.hits[m].pos < j; m++ {
+		if h := c.hits[m]; h.end <= j {
+			c.buf = append(c.buf, glHit{h.pos - start - 1, h.end - start - 1, h.kw})
+		}
+	}
+	if r.gl != nil {
+		c.buf = r.gl.viable(tok[1:len(tok)-1], c.buf)
+	}
+	return only, c.buf
+}
+
+// stringEnd is the index of the '"' that ends the JSON string whose
+// content starts at line[i] (len(line) when none does); escaped is set
+// when the string holds a backslash.
+func stringEnd(line []byte, i int, escaped *bool) int {
+	for i < len(line) {
+		q := bytes.IndexByte(line[i:], '"')
+		if q < 0 {
+			return len(line)
+		}
+		end := i + q
+		if bytes.IndexByte(line[i:end], '\\') < 0 {
+			return end
+		}
+		*escaped = true
+		// Count the backslashes before the quote: an odd run escapes it.
+		n := 0
+		for k := end - 1; k >= i && line[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
+			return end
+		}
+		i = end + 1
+	}
+	return len(line)
+}
+
+// decodeWithHits decodes a string's content when its escapes are simple
+// ones and the hints decided which patterns to try (fast): the keywords
+// found in the raw line then stand where they are in the decoded text,
+// and the automaton need not read it again. ok is false otherwise.
+func (r *Redactor) decodeWithHits(content []byte, only uint64, hits []glHit, fast bool) ([]byte, bool) {
+	if !fast {
+		return nil, false
+	}
+	dec, ok := unescapeSimple(content, hits)
+	if !ok || protocol.HidesText(dec) {
+		// Escapes inside the text (JSON in a string): String looks at
+		// it decoded once more.
+		return nil, false
+	}
+	return dec, true
+}
+
 // secretKeyName reports whether a JSON key names a secret: it is or ends
 // in password, passwd, secret, token, api key, access key, private key,
 // auth key or credentials (db_password, clientSecret, AUTH_TOKEN); the
 // value of such a key goes whole. Suffixes compared by hand: this runs on
 // every key of a line that is looked at.
 func secretKeyName(k []byte) bool {
-	if len(k) < 5 {
+	if len(k) < 3 {
 		return false
 	}
+	if len(k) <= len("passphrase") {
+		for _, w := range secretKeyExact {
+			if len(k) == len(w) && asciiEqualFold(k, w) {
+				return true
+			}
+		}
+	}
 	switch k[len(k)-1] | 0x20 {
-	case 'd', 't', 'n', 'y', 'l', 's':
+	case 'd', 't', 'n', 'y', 'l', 's', 'e', 'a':
 	default:
 		return false
 	}
@@ -673,32 +816,39 @@ func secretKeyName(k []byte) bool {
 			return true
 		}
 	}
-	for _, suf := range []string{"apikey", "accesskey", "privatekey", "authkey"} {
-		if stripped := keyLetters(k, len(suf)); stripped != nil && asciiEqualFold(stripped, suf) {
+	for _, suf := range secretKeyWords {
+		if endsInLetters(k, suf) {
 			return true
 		}
 	}
 	return false
 }
 
-var secretKeySuffixes = []string{"password", "passwd", "secret", "token", "credential", "credentials"}
+var secretKeyWords = []string{"apikey", "accesskey", "privatekey", "authkey", "secretkey", "clientkey", "keydata", "passphrase"}
 
-// keyLetters is the last n letters of k with '_' and '-' left out, or nil.
-func keyLetters(k []byte, n int) []byte {
-	out := make([]byte, 0, n)
-	for i := len(k) - 1; i >= 0 && len(out) < n; i-- {
-		if c := k[i]; c != '_' && c != '-' {
-			out = append(out, c)
+// secretKeyExact are keys whose value goes whole, named so exactly: a
+// docker config.json or .npmrc auth (base64 of user:password), a pwd, a
+// passphrase, a wallet's mnemonic, a cookie, a session.
+var secretKeyExact = []string{"auth", "_auth", "pwd", "passphrase", "mnemonic", "cookie", "session", "seed_phrase"}
+
+// endsInLetters reports whether k, with '_' and '-' left out, ends in
+// the lower-case word, in any letter case.
+func endsInLetters(k []byte, word string) bool {
+	j := len(word) - 1
+	for i := len(k) - 1; i >= 0 && j >= 0; i-- {
+		c := k[i]
+		if c == '_' || c == '-' {
+			continue
 		}
+		if lower(c) != word[j] {
+			return false
+		}
+		j--
 	}
-	if len(out) < n {
-		return nil
-	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
-	return out
+	return j < 0
 }
+
+var secretKeySuffixes = []string{"password", "passwd", "secret", "token", "credential", "credentials"}
 
 // secretValue: a value worth removing under a secret's name: not a
 // reference ($VAR, {{...}}), not already redacted, not a word too short
@@ -832,6 +982,9 @@ func replaceMatches(p pattern, b []byte) ([]byte, bool) {
 		if bytes.HasPrefix(b[start:], []byte(placeholderPrefix)) || start < last {
 			continue
 		}
+		if p.kind == "secret" && codeValue(b, start, end) {
+			continue
+		}
 		out = append(out, b[last:start]...)
 		out = append(out, ph...)
 		last = end
@@ -840,6 +993,38 @@ func replaceMatches(p pattern, b []byte) ([]byte, bool) {
 		return b, false
 	}
 	return append(out, b[last:]...), true
+}
+
+// codeValue reports whether the value b[start:end] of an assignment
+// (NAME = value, "name": value) is code or configuration rather than a
+// secret: an unquoted identifier or member access (password: string,
+// "password": password, "X-Api-Key": API_KEY, key := deriveKey), or a
+// short number (TOKEN_TTL: 3600). A quoted value of letters is taken
+// for a secret.
+func codeValue(b []byte, start, end int) bool {
+	v := b[start:end]
+	digits := true
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			digits = false
+			break
+		}
+	}
+	if digits {
+		return len(v) <= 8
+	}
+	if start > 0 && (b[start-1] == '"' || b[start-1] == '\'' || b[start-1] == '`') {
+		return false
+	}
+	if len(v) == 0 || !(v[0] == '_' || v[0]|0x20 >= 'a' && v[0]|0x20 <= 'z') {
+		return false
+	}
+	for _, c := range v {
+		if !(c == '_' || c == '.' || c|0x20 >= 'a' && c|0x20 <= 'z') {
+			return false
+		}
+	}
+	return true
 }
 
 // indexFold is indexAnchored ignoring the case of ASCII letters.

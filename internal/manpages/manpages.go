@@ -405,6 +405,9 @@ func commandPage(n *kong.Node, exits []ExitRow) *roff.Page {
 		}
 		options(p, l)
 	}
+	if name == "record" {
+		redactionSections(p)
+	}
 	p.Section("EXIT STATUS")
 	for _, r := range exits {
 		p.Item(roff.Bold(r.Code), r.Meaning)

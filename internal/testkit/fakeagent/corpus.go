@@ -14,6 +14,23 @@ import (
 // reach the disk (Text itself when empty).
 type CorpusSecret struct {
 	Kind, Text, Secret string
+	// Class groups the kinds of a corpus file; JSON, when set, is a
+	// JSON object written as it is, as a line's own value.
+	Class string          `json:",omitempty"`
+	JSON  json.RawMessage `json:",omitempty"`
+}
+
+// LoadCorpus reads a corpus file: a JSON array of CorpusSecret.
+func LoadCorpus(path string) ([]CorpusSecret, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var secrets []CorpusSecret
+	if err := json.Unmarshal(b, &secrets); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return secrets, nil
 }
 
 // Must is what must not survive.
@@ -119,9 +136,9 @@ var CorpusOrdinary = []string{
 }
 
 // corpusText is every corpus secret, one a line.
-func corpusText() string {
+func corpusText(secrets []CorpusSecret) string {
 	var b strings.Builder
-	for _, s := range CorpusSecrets {
+	for _, s := range secrets {
 		b.WriteString(s.Text)
 		b.WriteByte('\n')
 	}
@@ -166,7 +183,14 @@ func jstr(s string) string {
 // values, split by escapes, on non-JSON stdout (plain and \u-escaped),
 // as a PEM key over several stderr lines, and inside a 3 MiB line.
 func secretCorpus(out io.Writer, readLine func() ([]byte, bool), waitResponse func(string) bool) int {
-	all := corpusText()
+	return secretCorpusOf(CorpusSecrets, 3<<20, out, readLine, waitResponse)
+}
+
+// secretCorpusOf plays secretCorpus with secrets and a line of about
+// big bytes; a secret with JSON is also written as the value of a line's
+// "data" key.
+func secretCorpusOf(secrets []CorpusSecret, big int, out io.Writer, readLine func() ([]byte, bool), waitResponse func(string) bool) int {
+	all := corpusText(secrets)
 	w := bufio.NewWriterSize(out, 1<<20)
 	defer w.Flush()
 	emit := func(s string) {
@@ -174,7 +198,7 @@ func secretCorpus(out io.Writer, readLine func() ([]byte, bool), waitResponse fu
 		w.WriteByte('\n')
 		w.Flush()
 	}
-	for _, s := range CorpusSecrets {
+	for _, s := range secrets {
 		for _, l := range strings.Split(s.Text, "\n") {
 			fmt.Fprintln(os.Stderr, "warn: "+l)
 		}
@@ -206,7 +230,10 @@ func secretCorpus(out io.Writer, readLine func() ([]byte, bool), waitResponse fu
 	emit(`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"tu1","content":` + jstr(ordinary+"\n"+all) + `}]}}`)
 	emit(`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"tu2","content":` + jstr(ordinary) + `}]}}`)
 	emit(`{"type":"assistant","message":{"content":[{"type":"text","text":` + escapeSecond(all) + `}]}}`)
-	for _, s := range CorpusSecrets {
+	for _, s := range secrets {
+		if len(s.JSON) > 0 {
+			emit(`{"type":"system","subtype":"corpus","data":` + string(s.JSON) + `}`)
+		}
 		one := strings.ReplaceAll(s.Text, "\n", `\n`)
 		emit("plain text " + one)
 		e := escapeSecond(s.Text)
@@ -216,7 +243,7 @@ func secretCorpus(out io.Writer, readLine func() ([]byte, bool), waitResponse fu
 	emit("MHcCAQEEIBkgW3r9PMkkBv2h3dLZNfUwVdH0zJmK8eTqXpLsYfOaoAoGCCqGSM49")
 	emit("AwEHoUQDQgAEq3oR0cLBaVdmFbYx1uNh7e2Zj8k5VwXyTfPq9sOp4nU2mLrAaBcD")
 	emit("-----END EC PRIVATE KEY-----")
-	filler := strings.Repeat("lorem ipsum dolor sit amet ", (3<<20)/27/2)
+	filler := strings.Repeat("lorem ipsum dolor sit amet ", big/27/2)
 	emit(`{"type":"assistant","message":{"content":[{"type":"text","text":` + jstr(filler+all+filler) + `}]}}`)
 	emit(`{"type":"result","subtype":"success","is_error":false,"result":"done","num_turns":1}`)
 	for {

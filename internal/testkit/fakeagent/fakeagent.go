@@ -14,6 +14,7 @@
 //	bigline:N          write an N-byte assistant line and a result
 //	ticker:N:EVERY     write N time-stamped lines EVERY apart, then a result
 //	secret-corpus      write the secrets corpus (corpus.go) everywhere a session carries text
+//	secret-file:PATH   the same with the secrets of a corpus file (LoadCorpus) and a 5 MiB line
 //	init-account       answer initialize with an account email and organization, then echo-turns
 //	mcp-server         be a stdio MCP server (internal/testkit/mcptest), not an agent
 //	ignore-interrupt   a result per user turn, except for a turn holding HANG, which gets
@@ -185,6 +186,7 @@ func init() {
 		prefix string
 		run    func(*fake, string) int
 	}{
+		{"secret-file:", runSecretFile},
 		{"stderr-flood:", runStderrFlood},
 		{"ask-while-talking:", runAskWhileTalking},
 		{"capture:", runCapture},
@@ -662,4 +664,13 @@ type message struct {
 func parseMessage(line []byte) (m message, ok bool) {
 	err := json.Unmarshal(line, &m)
 	return m, err == nil
+}
+
+func runSecretFile(f *fake, scenario string) int {
+	secrets, err := LoadCorpus(strings.TrimPrefix(scenario, "secret-file:"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return secretCorpusOf(secrets, 5<<20, f.out, f.readLine, f.waitResponse)
 }
