@@ -16,6 +16,7 @@
 package sandbox
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -59,7 +60,7 @@ var AgentCredentials = []string{
 }
 
 // Credentials are the files below HOME that hold credentials: commands do
-// not read them unless a Read allow rule names them.
+// not read those that exist unless a Read allow rule names them.
 var Credentials = []string{
 	".ssh", ".aws", ".azure", ".config/gcloud", ".gnupg", ".netrc", ".git-credentials",
 	".docker/config.json", ".kube/config", ".npmrc", ".pypirc", ".config/gh/hosts.yml",
@@ -90,8 +91,10 @@ func Settings(p Policy) map[string]any {
 	denyRead := slices.Clone(p.DenyRead)
 	if p.Home != "" {
 		for _, c := range Credentials {
+			// One that does not exist holds nothing to read, and cannot
+			// be made: HOME is not writable to commands.
 			abs := filepath.Join(p.Home, c)
-			if !within(abs, p.AllowRead) {
+			if _, err := os.Lstat(abs); err == nil && !within(abs, p.AllowRead) {
 				denyRead = append(denyRead, abs)
 			}
 		}

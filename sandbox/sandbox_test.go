@@ -16,6 +16,11 @@ func TestSettingsFromPolicy(t *testing.T) {
 	home := t.TempDir()
 	proj := t.TempDir()
 	os.MkdirAll(filepath.Join(proj, ".git", "hooks"), 0o755)
+	for _, c := range []string{".ssh", ".aws", ".kube"} {
+		os.MkdirAll(filepath.Join(home, c), 0o700)
+	}
+	os.WriteFile(filepath.Join(home, ".kube", "config"), nil, 0o600)
+	os.WriteFile(filepath.Join(home, ".npmrc"), nil, 0o600)
 	os.WriteFile(filepath.Join(proj, ".mcp.json"), nil, 0o644)
 	p := Policy{
 		Project: proj, Home: home,
@@ -46,6 +51,9 @@ func TestSettingsFromPolicy(t *testing.T) {
 	}
 	if slices.Contains(dr, home+"/.npmrc") {
 		t.Errorf("denyRead holds ~/.npmrc, which a Read allow rule names")
+	}
+	if slices.Contains(dr, home+"/.gnupg") {
+		t.Errorf("denyRead holds ~/.gnupg, which does not exist")
 	}
 	if got := sb["network"].(map[string]any)["allowedDomains"].([]string); !slices.Equal(got, []string{"registry.npmjs.org"}) {
 		t.Errorf("allowedDomains %v", got)

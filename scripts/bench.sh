@@ -59,6 +59,8 @@ WORK="$work/replay" scripts/bench-replay.sh
 echo
 scripts/bench-fronts.sh
 echo
+WORK="$work/sandbox" scripts/bench-sandbox.sh
+echo
 
 # #11 asks for the lines of non-test Go before and after it; ae2f5c2 is
 # the last commit before its first change.
