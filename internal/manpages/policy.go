@@ -148,9 +148,26 @@ What the sandbox does not hold, or breaks:
   repository made during the session (git init) has hooks it may write;
 - claude's own placeholders break git add -A; agentjq hides them from the
   agent's git (an excludes file, through GIT_CONFIG_COUNT), nowhere else;
+- a control file made during the session (a .cargo/config.toml, an .npmrc,
+  a nested repository's config, git's rebase state, by a command or by a
+  branch checked out) is not held, and can run code when git, a package
+  manager or an editor next works there; agentjq names each on stderr when
+  the session ends, for you to review;
 - writes inside the project are allowed: rm -rf of the project, or a
   Makefile or package.json the agent wrote and you run later, is the
   project's content; the rules and your review hold it, not the sandbox.
+  So is git's index: git update-index --assume-unchanged can hide a change
+  from git status;
+- a writable cache can be poisoned for a build that trusts it later
+  outside the sandbox (a module in Go's module cache, which go build does
+  not check again; go mod verify does);
+- a Read deny rule holds the file, not copies of it: its content in git's
+  history (git show HEAD~1:.env) is readable, and so is any file the rule
+  does not name (.env.local under Read(./.env));
+- claude's own temporary directory (/tmp/claude-UID) is shared by every
+  session of the user and writable to commands, but for the session's own
+  directory: one session's commands can read or change another's
+  background task output.
 
 # EVERY CALL, NOT ONLY THE ONES THE AGENT ASKS ABOUT
 
