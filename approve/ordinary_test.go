@@ -12,17 +12,6 @@ import (
 	"github.com/agentjq/agentjq/internal/protocol"
 )
 
-// typicalPolicy is the allow-list policy a user writes for a project (the
-// same as cmd's live sandbox tests): the common dev tools, edits and reads
-// inside the project, denies for what they fear most.
-const typicalPolicy = `{
-  "allow": ["Bash(git:*)", "Bash(npm:*)", "Bash(go:*)", "Bash(cargo:*)", "Bash(make:*)",
-            "Bash(python3:*)", "Bash(node:*)", "Bash(cat:*)", "Bash(curl:*)", "Bash(ls:*)",
-            "Bash(echo:*)", "Bash(mkdir:*)", "Edit(./**)", "Write(./**)", "Read(./**)"],
-  "deny": ["Bash(rm -rf:*)", "Bash(git push:*)", "Bash(npm publish:*)", "Bash(sudo:*)",
-           "Read(./.env)", "Read(~/.ssh/**)"]
-}`
-
 // TestOrdinaryCallsAllowed: what a developer's agent does every day is
 // allowed by the typical policy's rules, before it runs (the guard) and
 // when claude asks, so nobody is asked about it; the sandbox holds what
@@ -33,7 +22,9 @@ func TestOrdinaryCallsAllowed(t *testing.T) {
 	for _, d := range []string{"src", "tests", "docs", "frontend"} {
 		os.MkdirAll(filepath.Join(project, d), 0o755)
 	}
-	rules := writePolicy(t, "typical.json", typicalPolicy)
+	// The typical allow-list policy a user writes for a project (cmd's
+	// live sandbox tests run the same).
+	rules := "testdata/typical-policy.json"
 	c, err := NewChain(ChainOptions{Policies: []string{rules}, Cwd: project, Home: home})
 	if err != nil {
 		t.Fatal(err)
