@@ -98,3 +98,25 @@ func TestPolicyTurnsTheSandboxOff(t *testing.T) {
 		t.Errorf("ran %v, stderr %s", err, errb)
 	}
 }
+
+// TestSessionNamesControlFilesItMade: the sandbox holds the control files
+// that exist when a session starts; one made during it is named on
+// stderr when it ends (here the agent itself makes them: a fake agent runs
+// outside any sandbox).
+func TestSessionNamesControlFilesItMade(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(t.TempDir(), "claude")
+	os.WriteFile(bin, []byte("#!/bin/sh\nmkdir -p .cargo && : > .cargo/config.toml && : > .npmrc\n"+
+		`echo '{"type":"system","subtype":"init","session_id":"s1"}'`+"\n"+
+		`echo '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok"}'`+"\n"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".gitignore"), nil, 0o644)
+	ios, _, _, errb := iostreams.Test()
+	if code := Main([]string{"spawn", "--bin", bin, "-C", dir, "--no-prompt", "-p", "hi"}, ios); code != 0 {
+		t.Fatalf("exit %d\n%s", code, errb)
+	}
+	for _, want := range []string{"the session made control files", ".cargo/config.toml", ".npmrc"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errb)
+		}
+	}
+}
