@@ -509,30 +509,45 @@ func (e *glEngine) viable(b []byte, hits []glHit) []glHit {
 }
 
 // unescapeSimple decodes a JSON string's content whose escapes are all
-// one-byte ones (\n, \t, \", \\, \/, \b, \f, \r) and moves hits
-// (positions in content, by position) to positions in what it returns (a
-// keyword holds no backslash: its length stays). ok is false when
-// content has a \u escape (or a bad one): decode it another way.
-func unescapeSimple(content []byte, hits []glHit) (dec []byte, ok bool) {
-	dec = make([]byte, 0, len(content))
+// one-byte ones (\n, \t, \", \\, \/, \b, \f, \r), appending it to
+// dst[:0], and moves hits (positions in content, by position) to
+// positions in what it returns (a keyword holds no backslash: its length
+// stays). ok is false when content has a \u escape (or a bad one):
+// decode it another way. The runs between escapes are copied whole.
+func unescapeSimple(dst, content []byte, hits []glHit) (dec []byte, ok bool) {
+	dec = dst[:0]
 	k := 0 // hits[k:] are not moved yet
-	for i := 0; i < len(content); i++ {
+	for i := 0; ; {
+		if i >= len(content) {
+			return dec, k == len(hits)
+		}
+		// A hit at i or before it (on an escape's second byte) stands
+		// where the decoded text is now.
 		for k < len(hits) && hits[k].pos <= i {
 			n := hits[k].end - hits[k].pos
-			hits[k].pos = len(dec)
-			hits[k].end = len(dec) + n
+			hits[k].pos, hits[k].end = len(dec), len(dec)+n
 			k++
 		}
-		c := content[i]
-		if c != '\\' {
-			dec = append(dec, c)
-			continue
+		end := len(content)
+		if j := bytes.IndexByte(content[i:], '\\'); j >= 0 {
+			end = i + j
 		}
-		if i+1 >= len(content) {
+		// Hits in the run (and on the backslash that ends it) move by as
+		// much as the run does.
+		shift := len(dec) - i
+		for k < len(hits) && (hits[k].pos < end || hits[k].pos == end && end < len(content)) {
+			hits[k].pos += shift
+			hits[k].end += shift
+			k++
+		}
+		dec = append(dec, content[i:end]...)
+		if end == len(content) {
+			return dec, k == len(hits)
+		}
+		if end+1 >= len(content) {
 			return nil, false
 		}
-		i++
-		switch content[i] {
+		switch c := content[end+1]; c {
 		case 'n':
 			dec = append(dec, '\n')
 		case 't':
@@ -544,12 +559,12 @@ func unescapeSimple(content []byte, hits []glHit) (dec []byte, ok bool) {
 		case 'f':
 			dec = append(dec, '\f')
 		case '"', '\\', '/':
-			dec = append(dec, content[i])
+			dec = append(dec, c)
 		default:
 			return nil, false
 		}
+		i = end + 2
 	}
-	return dec, k == len(hits)
 }
 
 // hintAt reports whether hit h is a built-in pattern's hint, with the

@@ -632,6 +632,10 @@ func (r *Redactor) jsonStrings(line []byte, hides bool, found uint64, glHits []g
 		occ = r.hints.occurrences(r.gl, line, glHits, found)
 	}
 	cur := stringCursor{occ: occ, hits: glHits}
+	// decBuf holds the string decodeWithHits decoded last; what is made
+	// of it is a copy (encodeJSONString).
+	decBuf := decPool.Get().(*[]byte)
+	defer putDecBuf(decBuf)
 	var strHits []glHit
 	var out []byte // nil until something changes
 	last := 0
@@ -682,7 +686,8 @@ func (r *Redactor) jsonStrings(line []byte, hides bool, found uint64, glHits []g
 				continue
 			}
 			repl = encodeJSONString(string(red))
-		} else if dec, ok := r.decodeWithHits(tok[1:len(tok)-1], only, strHits, fast); ok {
+		} else if dec, ok := r.decodeWithHits(*decBuf, tok[1:len(tok)-1], strHits, fast); ok {
+			*decBuf = dec[:0]
 			red, changed := r.textChanged(dec, only, strHits, false)
 			if !changed {
 				continue
@@ -707,6 +712,14 @@ func (r *Redactor) jsonStrings(line []byte, hides bool, found uint64, glHits []g
 		return line
 	}
 	return append(out, line[last:]...)
+}
+
+var decPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+func putDecBuf(b *[]byte) {
+	if cap(*b) <= 1<<20 {
+		decPool.Put(b)
+	}
 }
 
 // stringCursor walks a line's hint occurrences and keyword hits (both by
@@ -777,11 +790,14 @@ func stringEnd(line []byte, i int, escaped *bool) int {
 // ones and the hints decided which patterns to try (fast): the keywords
 // found in the raw line then stand where they are in the decoded text,
 // and the automaton need not read it again. ok is false otherwise.
-func (r *Redactor) decodeWithHits(content []byte, only uint64, hits []glHit, fast bool) ([]byte, bool) {
+//
+// dec is decoded into buf (which the caller may reuse once it is done
+// with dec).
+func (r *Redactor) decodeWithHits(buf, content []byte, hits []glHit, fast bool) ([]byte, bool) {
 	if !fast {
 		return nil, false
 	}
-	dec, ok := unescapeSimple(content, hits)
+	dec, ok := unescapeSimple(buf, content, hits)
 	if !ok || protocol.HidesText(dec) {
 		// Escapes inside the text (JSON in a string): String looks at
 		// it decoded once more.
