@@ -231,6 +231,7 @@ func TestFollowSet(t *testing.T) {
 	for _, c := range []struct {
 		expr, kw, may, mayNot string
 		none                  bool
+		keywords              []string
 	}{
 		{expr: `SK[0-9a-fA-F]{32}`, kw: "sk", may: "0aF", mayNot: " g\"."},
 		{expr: `\b(ey[a-zA-Z0-9]{17,}\.ey)`, kw: "ey", may: "aZ9", mayNot: " .-"},
@@ -238,12 +239,18 @@ func TestFollowSet(t *testing.T) {
 		{expr: `\bdop_v1_[a-f0-9]{64}`, kw: "dop_", may: "v", mayNot: "V0"},
 		{expr: `(?i)[\w.-]{0,50}?(?:adafruit)`, kw: "adafruit", none: true},
 		{expr: `\b(?:hvs\.[\w-]{90}|s\.[a-z0-9]{24})`, kw: "s.", none: true},
+		// Each branch starts with a keyword of the rule: "s." is followed
+		// by what its branch says; "hvs." by its own.
+		{expr: `\b((?:hvs\.[\w-]{90}|s\.(?i:[a-z0-9]{24})))(?:['"\s;]|$)`, kw: "s.", may: "aZ9", mayNot: " .-_", keywords: []string{"hvs.", "s."}},
+		{expr: `\b((?:hvs\.[\w-]{90}|s\.(?i:[a-z0-9]{24})))(?:['"\s;]|$)`, kw: "hvs.", may: "aZ9-_", mayNot: " .", keywords: []string{"hvs.", "s."}},
+		// A branch that starts with no keyword: nothing.
+		{expr: `\b(?:hvs\.[\w-]{90}|x\.[a-z0-9]{24}s\.)`, kw: "s.", none: true, keywords: []string{"hvs.", "s."}},
 		{expr: `SK[0-9a-f]{0,32}`, kw: "sk", none: true},
 	} {
 		if f := followSet(`\b(ey[a-zA-Z0-9]{17,})`, "ey"); f == nil || !f.wordStart || !f.fits([]byte("x eyJhb"), 2, 4) || f.fits([]byte("they"), 2, 4) || !f.fits([]byte(`\neyJ`), 2, 4) {
 			t.Errorf("ey after a word byte: %+v", f)
 		}
-		f := followSet(c.expr, c.kw)
+		f := followSet(c.expr, c.kw, c.keywords...)
 		if c.none {
 			if f != nil {
 				t.Errorf("%s: a follow set for %q", c.expr, c.kw)

@@ -128,7 +128,7 @@ func newGLEngine() *glEngine {
 				e.follow = append(e.follow, nil)
 			}
 			e.byKeyword[n] = append(e.byKeyword[n], i)
-			e.follow[n] = append(e.follow[n], followSet(r.regex, k))
+			e.follow[n] = append(e.follow[n], followSet(r.regex, k, r.keywords...))
 		}
 	}
 	for _, a := range gitleaksGlobalAllow {
@@ -614,13 +614,22 @@ func wordByte(c byte) bool {
 // form (the keyword then says nothing of what follows it). Wherever a
 // match starts, the keyword stands there, followed by one of these
 // bytes: other occurrences of the keyword may be passed over.
-func followSet(expr, kw string) *follow {
+//
+// keywords are the rule's (kw among them): expr may also start with an
+// alternation whose branches each start with a literal that starts with
+// one of them (followAlternate).
+func followSet(expr, kw string, keywords ...string) *follow {
 	re, err := syntax.Parse(expr, syntax.Perl)
 	if err != nil {
 		return nil
 	}
-	seq := frontSeq(re.Simplify())
-	wordStart := false
+	return followSeq(frontSeq(re.Simplify()), kw, false, keywords)
+}
+
+// stripFront drops what a sequence starts with that matches no byte
+// (empty-width assertions) and opens captures and concatenations;
+// wordStart is set when a \b is dropped.
+func stripFront(seq []*syntax.Regexp, wordStart bool) ([]*syntax.Regexp, bool) {
 	for len(seq) > 0 {
 		switch seq[0].Op {
 		case syntax.OpWordBoundary:
@@ -635,6 +644,54 @@ func followSet(expr, kw string) *follow {
 			continue
 		}
 		break
+	}
+	return seq, wordStart
+}
+
+// followAlternate is followSet for a regexp that starts with the
+// alternation alt: every match starts with one of its branches. A branch
+// that starts with kw adds what may follow kw in it (it must say, by
+// itself); one that starts with another of the rule's keywords adds
+// nothing: where a match starts with it, that keyword stands, and its
+// own hit has the rule look there. A branch that starts with no keyword
+// makes it nil.
+func followAlternate(alt *syntax.Regexp, kw string, wordStart bool, keywords []string) *follow {
+	var out *follow
+	for _, sub := range alt.Sub {
+		bseq, _ := stripFront(frontSeq(sub), false)
+		if len(bseq) == 0 || bseq[0].Op != syntax.OpLiteral {
+			return nil
+		}
+		lit := string(bseq[0].Rune)
+		if len(lit) >= len(kw) && strings.EqualFold(lit[:len(kw)], kw) {
+			f := followSeq(frontSeq(sub), kw, wordStart, nil)
+			if f == nil {
+				return nil
+			}
+			if out == nil {
+				out = &follow{wordStart: true}
+			}
+			out.wordStart = out.wordStart && f.wordStart
+			for c, ok := range f.next {
+				out.next[c] = out.next[c] || ok
+			}
+			continue
+		}
+		other := false
+		for _, k := range keywords {
+			other = other || len(lit) >= len(k) && k != "" && strings.EqualFold(lit[:len(k)], k)
+		}
+		if !other {
+			return nil
+		}
+	}
+	return out
+}
+
+func followSeq(seq []*syntax.Regexp, kw string, wordStart bool, keywords []string) *follow {
+	seq, wordStart = stripFront(seq, wordStart)
+	if len(seq) > 0 && seq[0].Op == syntax.OpAlternate && len(keywords) > 0 {
+		return followAlternate(seq[0], kw, wordStart, keywords)
 	}
 	if len(seq) == 0 || seq[0].Op != syntax.OpLiteral {
 		return nil
