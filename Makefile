@@ -57,10 +57,10 @@ install: build
 test: claude node-clients sandbox-deps
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo 'gofmt: files above need formatting'; exit 1; }
-	AGENTJQ_LIVE_CLAUDE=$(call claude_bin,$(lastword $(CLAUDE_VERSIONS))) $(GO) test -race -count=1 -timeout 20m ./...
+	AGENTJQ_LIVE_CLAUDE=$(call claude_bin,$(lastword $(CLAUDE_VERSIONS))) $(GO) test -race -count=1 -timeout 40m ./...
 	@set -e; for v in $(filter-out $(lastword $(CLAUDE_VERSIONS)),$(CLAUDE_VERSIONS)); do \
 		echo "live tests against claude $$v"; \
-		AGENTJQ_LIVE_CLAUDE=$(call claude_bin,$$v) $(GO) test -race -count=1 -timeout 20m -run '^TestLive' ./...; \
+		AGENTJQ_LIVE_CLAUDE=$(call claude_bin,$$v) $(GO) test -race -count=1 -timeout 40m -run '^TestLive' ./...; \
 	done
 
 test-short:
