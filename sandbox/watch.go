@@ -38,8 +38,9 @@ type Watcher struct {
 	denyWrite []string
 	project   string
 
-	mu   sync.Mutex
-	bash map[string]bool // ids of the Bash calls seen, until their result
+	initSeen bool
+	mu       sync.Mutex
+	bash     map[string]bool // ids of the Bash calls seen, until their result
 }
 
 // NewWatcher watches a session whose sandbox block is settings (Settings'
@@ -58,24 +59,42 @@ func NewWatcher(settings map[string]any, project string) *Watcher {
 func (w *Watcher) Line(typ, subtype string, line []byte) []any {
 	switch typ {
 	case protocol.TypeSystem:
-		if subtype == "init" {
+		if subtype == "init" && !w.initSeen {
+			// The first init line says how the agent runs; later turns'
+			// repeat it.
+			w.initSeen = true
 			return w.init(line)
 		}
 	case "assistant":
-		if bytes.Contains(line, []byte(`"Bash"`)) {
+		if bytes.Contains(line, []byte(`"name":"Bash"`)) {
 			w.noteBash(line)
 		}
 	case "user":
-		if bytes.Contains(line, []byte(`"tool_result"`)) && hintRE.Match(line) {
+		if w.resultOfBash(line) && hasHint(line) {
 			return w.results(line)
 		}
 	}
 	return nil
 }
 
-// hintRE finds the lines worth reading: a sandbox report, or an error a
-// sandbox makes.
-var hintRE = regexp.MustCompile(`(?i)sandbox_violations|read-only file system|permission denied|operation not permitted|couldn't read|EROFS|EACCES|could not lock config file|unable to create temporary object directory`)
+// hints find the lines worth reading: a sandbox report, or an error a
+// sandbox makes, as programs print them. Plain byte searches: a regexp
+// over every tool result (some are megabytes) made spawn 25 times slower.
+var hints = [][]byte{
+	[]byte("sandbox_violations"), []byte("ead-only file system"), []byte("EROFS"), []byte("EACCES"),
+	[]byte("ermission denied"), []byte("peration not permitted"), []byte("ouldn't read"), []byte("ould not read"),
+	[]byte("ould not lock config file"), []byte("nable to create temporary object directory"),
+	[]byte("READ-ONLY FILE SYSTEM"), []byte("PERMISSION DENIED"),
+}
+
+func hasHint(line []byte) bool {
+	for _, h := range hints {
+		if bytes.Contains(line, h) {
+			return true
+		}
+	}
+	return false
+}
 
 func (w *Watcher) init(line []byte) []any {
 	var in struct {
@@ -104,6 +123,28 @@ func (w *Watcher) init(line []byte) []any {
 
 // maxBash bounds the Bash calls remembered without a result yet.
 const maxBash = 4096
+
+// resultOfBash reports whether a line holds the result of a Bash call
+// that waits for it: the line's tool_use_ids are looked up, so a line
+// costs one search however many calls wait.
+func (w *Watcher) resultOfBash(line []byte) bool {
+	key := []byte(`"tool_use_id":"`)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.bash) == 0 {
+		return false
+	}
+	for rest := line; ; {
+		i := bytes.Index(rest, key)
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len(key):]
+		if j := bytes.IndexByte(rest, '"'); j >= 0 && w.bash[string(rest[:j])] {
+			return true
+		}
+	}
+}
 
 func (w *Watcher) noteBash(line []byte) {
 	var m struct {

@@ -245,12 +245,14 @@ func (s *session) passChunk(ctx context.Context, buf []byte, n int) int {
 		line := buf[li.start:li.end]
 		if li.kind == linePlain {
 			if s.opts.Watch != nil && watchWants(li.head, line) {
-				// Its events go out ahead of it: end the run here.
-				if runStart >= 0 {
-					s.out.putNow(buf[runStart:li.start], nil)
-					runStart = -1
+				if events, stop := s.watchLine(li.head, line); len(events) > 0 || stop != "" {
+					// Its events go out ahead of it: end the run here.
+					if runStart >= 0 {
+						s.out.putNow(buf[runStart:li.start], nil)
+						runStart = -1
+					}
+					s.watched(events, stop)
 				}
-				s.watch(li.head, line)
 			}
 			s.tap(protocol.DirOut, line, li.head.Known)
 			if runStart < 0 {
@@ -331,8 +333,14 @@ func (s *session) agentLine(ctx context.Context, n int, kind lineKind, head prot
 // watch shows a line to Options.Watch: its events go out ahead of the
 // line, and a stop ends the session.
 func (s *session) watch(head protocol.Head, line []byte) {
+	s.watched(s.watchLine(head, line))
+}
+
+// watchLine asks Options.Watch about a line of type system, assistant or
+// user.
+func (s *session) watchLine(head protocol.Head, line []byte) ([]any, string) {
 	if s.opts.Watch == nil {
-		return
+		return nil, ""
 	}
 	typ, subtype := string(head.Type), string(head.Subtype)
 	if head.Escaped {
@@ -343,10 +351,13 @@ func (s *session) watch(head protocol.Head, line []byte) {
 	}
 	switch typ {
 	case protocol.TypeSystem, "assistant", "user":
-	default:
-		return
+		return s.opts.Watch(typ, subtype, line)
 	}
-	events, stop := s.opts.Watch(typ, subtype, line)
+	return nil, ""
+}
+
+// watched writes Watch's events and ends the session on a stop.
+func (s *session) watched(events []any, stop string) {
 	for _, e := range events {
 		s.event(e)
 	}
@@ -368,7 +379,7 @@ func watchWants(head protocol.Head, line []byte) bool {
 	}
 	switch typ {
 	case "assistant":
-		return bytes.Contains(line, []byte(`"Bash"`))
+		return bytes.Contains(line, []byte(`"name":"Bash"`))
 	case "user":
 		return bytes.Contains(line, []byte(`"tool_result"`))
 	}
