@@ -64,10 +64,13 @@ func sessionSandbox(ios *iostreams.IO, f SpawnFlags, dir string, chain *approve.
 		Domains: sp.Domains, HideEnv: sp.HideEnv,
 	}
 	settings := sandbox.Settings(pol)
+	// What the sandbox holds: the file tools refuse it too, and a control
+	// file not among it when the session ends was made during it.
+	var held []string
 	if fs, ok := settings["filesystem"].(map[string]any); ok {
-		held, _ := fs["denyWrite"].([]string)
-		chain.SetHeld(held)
+		held, _ = fs["denyWrite"].([]string)
 	}
+	chain.SetHeld(held)
 	rest, client := takeSettings(agentArgs)
 	merged, notes, err := sandbox.Merge(client, settings, dir, home)
 	if err != nil {
@@ -85,7 +88,7 @@ func sessionSandbox(ios *iostreams.IO, f SpawnFlags, dir string, chain *approve.
 	}
 	env, removeExcludes := sandbox.GitExcludes(dir, ios.Getenv)
 	before := map[string]bool{}
-	for _, p := range protect.Paths(dir) {
+	for _, p := range held {
 		before[p] = true
 	}
 	done := func() {
