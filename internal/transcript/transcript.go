@@ -180,3 +180,9 @@ func Subagents(path string) []Subagent {
 	}
 	return out
 }
+
+// IsSubagentFile reports whether path is a subagent's file
+// (.../subagents/agent-*.jsonl), which a view shows under its session.
+func IsSubagentFile(path string) bool {
+	return filepath.Base(filepath.Dir(path)) == "subagents" && strings.HasPrefix(filepath.Base(path), "agent-")
+}
