@@ -43,8 +43,8 @@ func TestGoldenTranscripts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(paths) != 5 {
-				t.Fatalf("%d sessions, want the 5 of the manifest", len(paths))
+			if len(paths) != 6 {
+				t.Fatalf("%d sessions, want the 6 of the manifest", len(paths))
 			}
 			got := renderFiles(t, paths, Options{})
 			golden(t, "transcripts-"+v, got)
