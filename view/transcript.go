@@ -345,6 +345,13 @@ func (r *Renderer) endTranscript() {
 	}
 	r.transcriptHeader()
 	r.ts = nil
+	// What the session's lines left (tool names by id, streamed text) is
+	// of no use to the next: memory stays flat over many files.
+	clear(r.calls)
+	clear(r.pending)
+	clear(r.streams)
+	clear(r.live)
+	clear(r.lastMsg)
 	var sum tokens
 	ids := make([]string, 0, len(s.usage))
 	for id := range s.usage {
