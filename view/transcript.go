@@ -19,10 +19,15 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/agentjq/agentjq/filter/agentlib"
 	"github.com/agentjq/agentjq/internal/transcript"
 )
+
+// prices is agentlib's price table, read once.
+var prices = sync.OnceValue(agentlib.DefaultPrices)
 
 // tline holds the fields of a transcript line the view reads.
 type tline struct {
@@ -58,6 +63,9 @@ type tokens struct {
 	Output     int `json:"output_tokens"`
 	CacheRead  int `json:"cache_read_input_tokens"`
 	CacheWrite int `json:"cache_creation_input_tokens"`
+	Split      struct {
+		Write1h int `json:"ephemeral_1h_input_tokens"`
+	} `json:"cache_creation"`
 }
 
 func (t tokens) total() int { return t.Input + t.Output + t.CacheRead + t.CacheWrite }
@@ -75,6 +83,7 @@ type tsession struct {
 	shown       bool // the header is written
 	turns       map[string]bool
 	usage       map[string]tokens // message id -> usage (a message split over lines counts once)
+	model       map[string]string // message id -> model
 	subs        map[string]transcript.Subagent
 	subsDone    map[string]bool
 	inSub       bool
@@ -99,7 +108,7 @@ func (r *Renderer) transcriptLine(line []byte) bool {
 	s := r.ts
 	if s == nil || (s.id != tl.SessionID && !s.inSub) {
 		r.endTranscript()
-		s = &tsession{id: tl.SessionID, turns: map[string]bool{}, usage: map[string]tokens{}, subsDone: map[string]bool{}}
+		s = &tsession{id: tl.SessionID, turns: map[string]bool{}, usage: map[string]tokens{}, model: map[string]string{}, subsDone: map[string]bool{}}
 		if r.next != nil && (r.next.id == "" || r.next.id == tl.SessionID) {
 			s.models, s.subs, s.knownModels = r.next.models, r.next.subs, true
 		}
@@ -134,6 +143,9 @@ func (r *Renderer) transcriptLine(line []byte) bool {
 		}
 		if u := tl.Message.Usage; u != nil {
 			s.usage[tl.Message.ID] = maxTokens(s.usage[tl.Message.ID], *u)
+			if tl.Message.Model != "" {
+				s.model[tl.Message.ID] = tl.Message.Model
+			}
 		}
 	}
 	r.showTranscriptLine(&tl, line)
@@ -144,7 +156,9 @@ func (r *Renderer) transcriptLine(line []byte) bool {
 // maxTokens keeps, field by field, the larger count: the lines of one
 // message carry the same usage, or an earlier one a partial count.
 func maxTokens(a, b tokens) tokens {
-	return tokens{max(a.Input, b.Input), max(a.Output, b.Output), max(a.CacheRead, b.CacheRead), max(a.CacheWrite, b.CacheWrite)}
+	t := tokens{Input: max(a.Input, b.Input), Output: max(a.Output, b.Output), CacheRead: max(a.CacheRead, b.CacheRead), CacheWrite: max(a.CacheWrite, b.CacheWrite)}
+	t.Split.Write1h = max(a.Split.Write1h, b.Split.Write1h)
+	return t
 }
 
 func (r *Renderer) transcriptHeader() {
@@ -358,9 +372,15 @@ func (r *Renderer) endTranscript() {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
+	usd, priced := 0.0, true
 	for _, id := range ids {
 		u := s.usage[id]
-		sum = tokens{sum.Input + u.Input, sum.Output + u.Output, sum.CacheRead + u.CacheRead, sum.CacheWrite + u.CacheWrite}
+		sum = tokens{Input: sum.Input + u.Input, Output: sum.Output + u.Output, CacheRead: sum.CacheRead + u.CacheRead, CacheWrite: sum.CacheWrite + u.CacheWrite}
+		p, ok := prices().Lookup(s.model[id])
+		priced = priced && ok
+		w1h := u.Split.Write1h
+		usd += (float64(u.Input)*p.Input + float64(u.Output)*p.Output + float64(u.CacheRead)*p.CacheRead +
+			float64(u.CacheWrite-w1h)*p.CacheWrite5m + float64(w1h)*p.CacheWrite1h) / 1e6
 	}
 	parts := []string{}
 	if !s.last.IsZero() {
@@ -368,6 +388,9 @@ func (r *Renderer) endTranscript() {
 	}
 	parts = append(parts, plural(len(s.turns), "turn", "turns"),
 		fmt.Sprintf("%s (%d in, %d out, %d cache read, %d cache write)", plural(sum.total(), "token", "tokens"), sum.Input, sum.Output, sum.CacheRead, sum.CacheWrite))
+	if priced && len(ids) > 0 {
+		parts = append(parts, cost(usd))
+	}
 	r.closeOpen()
 	r.put(0, r.st.bold.Sprint("■"), r.st.bold.Sprint("transcript")+"  "+r.st.dim.Sprint(strings.Join(parts, "  ")))
 }
