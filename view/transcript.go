@@ -102,7 +102,7 @@ func (r *Renderer) transcriptLine(line []byte) bool {
 		return false
 	}
 	var tl tline
-	if decode(line, &tl) != nil || tl.SessionID == "" {
+	if decode(line, &tl) != nil || tl.SessionID == "" || tl.Type == "" {
 		return false
 	}
 	s := r.ts
