@@ -32,7 +32,7 @@ CLAUDE_VERSION  ?= $(lastword $(CLAUDE_VERSIONS))
 claude_bin       = $(HOME)/.cache/agentjq/claude-$(1)/node_modules/.bin/claude
 CLAUDE_BIN       = $(call claude_bin,$(CLAUDE_VERSION))
 
-.PHONY: sandbox-deps node-clients all build install test test-short lint staticcheck gocyclo fuzz bench man protocol fixtures claude cli-schema cli-drift gitleaks-rules clean
+.PHONY: sandbox-deps node-clients all build install test test-short lint staticcheck gocyclo fuzz bench man protocol fixtures transcripts claude cli-schema cli-drift gitleaks-rules clean
 
 all: build
 
@@ -150,6 +150,13 @@ protocol:
 # fixtures/recordings/claude-code-$(CLAUDE_VERSION).
 fixtures: $(CLAUDE_BIN)
 	AGENTJQ_LIVE_CLAUDE=$(CLAUDE_BIN) AGENTJQ_UPDATE=1 $(GO) test ./cmd/ -run '^TestRegenerateFixtures$$' -count=1 -v
+
+# Runs the real claude CLAUDE_VERSION offline under the scripted API and
+# keeps the session files it writes itself (~/.claude/projects/...) in
+# fixtures/transcripts/claude-code-$(CLAUDE_VERSION): a plain session, tool
+# rounds, a subagent, a resumed session and a /compact (see its manifest).
+transcripts: $(CLAUDE_BIN)
+	AGENTJQ_LIVE_CLAUDE=$(CLAUDE_BIN) AGENTJQ_UPDATE=1 $(GO) test ./fixtures/ -run '^TestRegenerateTranscripts$$' -count=1 -v
 
 # The newest checked version other than CLAUDE_VERSION: what a new CLI is
 # compared with.

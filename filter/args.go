@@ -41,6 +41,9 @@ var Flags = []FlagDoc{
 	{"M", "monochrome-output", "", "Never colour the JSON."},
 	{"", "color", "WHEN", "Colour the JSON: auto (on a terminal, unless NO_COLOR or TERM=dumb), always or never."},
 	{"", "view", "", "Render the stream for a person instead of running a program."},
+	{"", "all", "", "With --view: show a transcript's bookkeeping lines too (queue operations, attachments, API request snapshots, cost state)."},
+	{"", "project", "", "Read the transcripts Claude Code wrote for the current project (--project=DIR: for DIR): the *.jsonl files of ~/.claude/projects/<DIR escaped> ($CLAUDE_CONFIG_DIR/projects when set), oldest first."},
+	{"", "prices", "FILE", "Prices for usage_cost and the usage reports: FILE's models (prices.json's shape, USD per million tokens) over agentjq's table."},
 	{"", "lenient", "", "Read a damaged recording as far as it goes: a msg that is not an object as it is, a gzip file cut off up to the cut (a warning); without it both are bad input lines (exit 5)."},
 	{"h", "help", "", "Show this help."},
 }
@@ -87,6 +90,13 @@ type Options struct {
 	Help      bool
 	// Lenient is --lenient (recording.Lines.Lenient).
 	Lenient bool
+	// PricesFile is --prices: a price table over agentlib's.
+	PricesFile string
+	// All is --all (view.Options.All).
+	All bool
+	// Projects are the --project directories ("" for the current one),
+	// whose transcript folders the caller adds to Files.
+	Projects []string
 
 	// Environ is $ENV and env (KEY=VALUE pairs).
 	Environ []string
@@ -148,7 +158,7 @@ func ParseArgs(args []string) (*Options, error) {
 			var vals []string
 			n := len(strings.Fields(d.Args))
 			switch {
-			case hasInline && n == 1:
+			case hasInline && n == 1, hasInline && d.Long == "project":
 				vals = []string{inline}
 			case hasInline:
 				return nil, usagef("--%s does not take =VALUE", name)
@@ -291,6 +301,16 @@ func (o *Options) apply(long string, vals []string, mode *string) error {
 		o.View = true
 	case "lenient":
 		o.Lenient = true
+	case "all":
+		o.All = true
+	case "prices":
+		o.PricesFile = vals[0]
+	case "project":
+		dir := ""
+		if len(vals) > 0 {
+			dir = vals[0]
+		}
+		o.Projects = append(o.Projects, dir)
 	case "help":
 		o.Help = true
 	default:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 
@@ -78,6 +79,24 @@ func (l *moduleLoader) LoadJSONWithMeta(name string, meta map[string]any) (any, 
 	return nil, fmt.Errorf("module not found: %q", name)
 }
 
+var defaultPrices = sync.OnceValue(agentlib.DefaultPrices)
+
+// prices is the shipped price table, with --prices FILE's models over it.
+func (o *Options) prices() (*agentlib.Prices, error) {
+	if o.PricesFile == "" {
+		return defaultPrices(), nil
+	}
+	b, err := os.ReadFile(o.path(o.PricesFile))
+	if err != nil {
+		return nil, &Error{Code: ExitUsage, Err: fmt.Errorf("--prices: %w", err)}
+	}
+	p, err := agentlib.ParsePrices(b, o.PricesFile)
+	if err != nil {
+		return nil, &Error{Code: ExitUsage, Err: fmt.Errorf("--prices: %w", err)}
+	}
+	return defaultPrices().With(p), nil
+}
+
 // program is a compiled filter with what the engine learnt about it.
 type program struct {
 	query  *gojq.Query
@@ -105,7 +124,7 @@ type hooks struct {
 
 // sequentialNames are the builtins that tie a program to the order of
 // the stream or to stderr.
-var sequentialNames = []string{"input", "inputs", "debug", "stderr", "input_filename", "input_line_number"}
+var sequentialNames = []string{"input", "inputs", "_inputs", "debug", "stderr", "input_filename", "input_line_number"}
 
 func compileProgram(o *Options, src string, named []string, values []any, h hooks) (*program, error) {
 	q, err := gojq.Parse(src)
@@ -127,6 +146,11 @@ func compileProgram(o *Options, src string, named []string, values []any, h hook
 		gojq.WithFunction("input_filename", 0, 0, func(any, []any) any { return h.filename() }),
 		gojq.WithFunction("input_line_number", 0, 0, func(any, []any) any { return h.lineNum() }),
 	}, agentlib.Functions...)
+	prices, err := o.prices()
+	if err != nil {
+		return nil, err
+	}
+	opts = append(append(opts, agentlib.PriceFunctions(prices)...), agentlib.InputsFunction(h.inputIter))
 	code, err := gojq.Compile(q, opts...)
 	if err != nil {
 		return nil, compileError(src, o.ProgramFile, err)

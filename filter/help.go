@@ -20,8 +20,11 @@ reported as "agentjq: FILE:LINE: message" and skipped. Output is one compact
 line per value and is flushed after each input on a pipe. Objects and arrays
 a program passes through unchanged (., select(...)) keep their original
 bytes: key order, number spelling, escapes. A recording (agentjq record) is
-read as the stream spawn showed. The agentlib definitions below are part of
-every program. Without PROGRAM, the program is ".".`
+read as the stream spawn showed. A FILE that is a folder stands for its
+*.jsonl files, oldest first: Claude Code's own transcripts
+(~/.claude/projects/PROJECT), each session's subagent files after it;
+--project names the current project's folder. The agentlib definitions
+below are part of every program. Without PROGRAM, the program is ".".`
 
 // Examples are shown by --help and the man page.
 var Examples = []struct{ Command, Explanation string }{

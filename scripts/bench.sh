@@ -61,6 +61,8 @@ scripts/bench-fronts.sh
 echo
 WORK="$work/sandbox" scripts/bench-sandbox.sh
 echo
+WORK="$work/transcripts" scripts/bench-transcripts.sh
+echo
 
 # #11 asks for the lines of non-test Go before and after it; ae2f5c2 is
 # the last commit before its first change.

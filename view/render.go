@@ -44,6 +44,15 @@ type Renderer struct {
 	lastMsg  map[string]string    // parent -> id of the last message_start
 	open     *openLine            // the line left without its newline
 	turnOpen bool                 // events since the last result
+
+	// Claude Code's own transcripts (transcript.go): the session shown,
+	// what a first reading of the file found, the depth added to every
+	// line (a subagent's file under its Task call), and the time of the
+	// line being shown, written before its first view line.
+	ts    *tsession
+	next  *nextFile
+	base  int
+	stamp string
 }
 
 type call struct {
@@ -96,10 +105,16 @@ func New(w io.Writer, opts Options) *Renderer {
 // --- writing -----------------------------------------------------------
 
 func (r *Renderer) prefix(depth int) string {
-	if depth <= 0 {
-		return ""
+	depth += r.base
+	stamp := ""
+	if r.stamp != "" {
+		stamp = r.st.dim.Sprint(r.stamp)
+		r.stamp = strings.Repeat(" ", len(r.stamp)) // the next lines of the event
 	}
-	return r.st.dim.Sprint(strings.Repeat("│ ", depth))
+	if depth <= 0 {
+		return stamp
+	}
+	return stamp + r.st.dim.Sprint(strings.Repeat("│ ", depth))
 }
 
 func (r *Renderer) closeOpen() {
@@ -376,6 +391,9 @@ func (r *Renderer) depth(parent string) int {
 }
 
 func (r *Renderer) out(line []byte) {
+	if r.transcriptLine(line) {
+		return
+	}
 	var ev envelope
 	if !r.object(line, &ev) {
 		return

@@ -36,6 +36,9 @@ type Options struct {
 	// Lenient reads a damaged recording as far as it goes
 	// (recording.Lines.Lenient).
 	Lenient bool
+	// All shows a transcript's bookkeeping lines too (queue operations,
+	// attachments, API request snapshots, cost state...).
+	All bool
 }
 
 // DefaultWidth is the width used when Options.Width is 0.
@@ -49,8 +52,22 @@ const DefaultWidth = 100
 // whole stream is shown.
 func Render(ctx context.Context, r io.Reader, name string, w io.Writer, opts Options) error {
 	rn := New(w, opts)
+	if err := rn.feed(ctx, r, name); err != nil {
+		return err
+	}
+	if err := rn.Close(); err != nil {
+		return err
+	}
+	if rn.broken > 0 {
+		return &BadInput{Name: name, Lines: rn.broken, First: rn.first}
+	}
+	return nil
+}
+
+// feed renders every line of r.
+func (rn *Renderer) feed(ctx context.Context, r io.Reader, name string) error {
 	lines := recording.NewLines(r, name)
-	lines.Lenient = opts.Lenient
+	lines.Lenient = rn.opts.Lenient
 	lines.Warn = func(err error) {
 		rn.put(0, rn.st.yellow.Sprint("⚠"), rn.st.yellow.Sprint(err.Error()))
 	}
@@ -62,7 +79,7 @@ func Render(ctx context.Context, r io.Reader, name string, w io.Writer, opts Opt
 		}
 		ln, err := lines.Next()
 		if errors.Is(err, io.EOF) {
-			break
+			return nil
 		}
 		var bad *recording.LineError
 		if err != nil && !errors.As(err, &bad) {
@@ -88,13 +105,6 @@ func Render(ctx context.Context, r io.Reader, name string, w io.Writer, opts Opt
 			return err
 		}
 	}
-	if err := rn.Close(); err != nil {
-		return err
-	}
-	if rn.broken > 0 {
-		return &BadInput{Name: name, Lines: rn.broken, First: rn.first}
-	}
-	return nil
 }
 
 // BadInput says that lines of the stream could not be read (they were
@@ -132,6 +142,7 @@ func (r *Renderer) Close() error {
 		return r.err
 	}
 	r.closeOpen()
+	r.endTranscript()
 	if r.turnOpen {
 		r.put(0, r.st.yellow.Sprint("■"), r.st.yellow.Sprint("ended without a result"))
 		r.turnOpen = false

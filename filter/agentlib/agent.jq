@@ -185,3 +185,127 @@ def subagents:
      status: ($note.status? // null),
      summary: ($note.summary? // null),
      events: $g.by[$p | tostring]};
+
+# --- usage and cost ---------------------------------------------------------
+
+# An assistant message's tokens, on each line that carries them: a
+# transcript's assistant lines, a stream's assistant lines and, with
+# --include-partial-messages, the message_delta events (the final output
+# count, which a stream's assistant lines lack). One message may be split
+# over several lines: messages_usage counts it once.
+def message_usage:
+  if .type? == "assistant" and (.message.usage? | type) == "object" and (.message.model? // "") != "<synthetic>" then
+    .message as $m | $m.usage as $u
+    | {message_id: ($m.id // null), request_id: (.requestId // .request_id // null), model: ($m.model // null),
+       session_id: (.sessionId // .session_id // null), timestamp: (.timestamp // null), cwd: (.cwd // null),
+       sidechain: ((.isSidechain // false) or in_subagent),
+       input_tokens: ($u.input_tokens // 0), output_tokens: ($u.output_tokens // 0),
+       cache_read_input_tokens: ($u.cache_read_input_tokens // 0),
+       cache_creation_input_tokens: ($u.cache_creation_input_tokens // 0),
+       cache_creation_1h_input_tokens: ($u.cache_creation.ephemeral_1h_input_tokens? // null)}
+  elif .type? == "stream_event" and .event.type? == "message_delta" and (.event.usage? | type) == "object" and .api_message_id? != null then
+    .event.usage as $u
+    | {message_id: .api_message_id, request_id: null, model: null, session_id: (.session_id // null),
+       timestamp: null, cwd: null, sidechain: in_subagent,
+       input_tokens: ($u.input_tokens // 0), output_tokens: ($u.output_tokens // 0),
+       cache_read_input_tokens: ($u.cache_read_input_tokens // 0),
+       cache_creation_input_tokens: ($u.cache_creation_input_tokens // 0),
+       cache_creation_1h_input_tokens: ($u.cache_creation.ephemeral_1h_input_tokens? // null)}
+  else empty end;
+
+def _token_fields: ["input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"];
+
+# Two lines of one message: each count the larger (the lines of a
+# transcript's message carry the same usage; a stream's assistant line an
+# early count), the other fields the first known.
+def _merge_usage($b):
+  . as $a
+  | reduce ($b | keys[]) as $k ($a; if .[$k] == null then .[$k] = $b[$k] else . end)
+  | reduce (_token_fields[], "cache_creation_1h_input_tokens") as $k (.;
+      if $b[$k] != null and (.[$k] == null or $b[$k] > .[$k]) then .[$k] = $b[$k] else . end);
+
+# Each message's usage once (by message id), in the order first seen,
+# from the usage objects f yields.
+def messages_usage(f):
+  reduce (f | select(type == "object" and (.message_id | type) == "string")) as $u ({order: [], by: {}};
+    if .by[$u.message_id] == null then .order += [$u.message_id] | .by[$u.message_id] = $u
+    else .by[$u.message_id] |= _merge_usage($u) end)
+  | .by as $by | .order[] | $by[.];
+# The same over the whole input (it reads the rest of it, as inputs does:
+# run with -n, or the first line is .).
+def messages_usage: messages_usage((., _inputs) | message_usage);
+
+# The price table (agentjq's, dated, or --prices FILE's) and a usage
+# object's cost in USD from it: null for a model the table lacks. Cache
+# writes count at the 5-minute price unless the usage says how many were
+# 1-hour ones.
+def prices: _prices;
+def usage_cost:
+  select(type == "object")
+  | _price(.model // "" | tostring) as $p
+  | if $p == null then null
+    else ((.input_tokens // 0) * $p.input + (.output_tokens // 0) * $p.output
+          + (.cache_read_input_tokens // 0) * $p.cache_read
+          + (if .cache_creation_1h_input_tokens != null
+             then ((.cache_creation_input_tokens // 0) - .cache_creation_1h_input_tokens) * $p.cache_write_5m
+                  + .cache_creation_1h_input_tokens * $p.cache_write_1h
+             else (.cache_creation_input_tokens // 0) * $p.cache_write_5m end)) / 1000000
+    end;
+
+def _usage_sums:
+  {inputTokens: (map(.input_tokens) | add // 0), outputTokens: (map(.output_tokens) | add // 0),
+   cacheCreationTokens: (map(.cache_creation_input_tokens) | add // 0),
+   cacheReadTokens: (map(.cache_read_input_tokens) | add // 0)}
+  | .totalTokens = .inputTokens + .outputTokens + .cacheCreationTokens + .cacheReadTokens;
+def _usage_row:
+  _usage_sums + {totalCost: (map(usage_cost // 0) | add // 0),
+    modelsUsed: (map(.model | strings) | unique),
+    modelBreakdowns: (map(select(.model != null)) | group_by(.model)
+      | map({modelName: .[0].model} + (_usage_sums | del(.totalTokens)) + {cost: (map(usage_cost // 0) | add)}))};
+def _usage_totals: _usage_sums + {totalCost: (map(usage_cost // 0) | add // 0)};
+
+# What `ccusage daily --json` prints: tokens and cost per day (UTC) and
+# model, from the messages' usage (messages_usage). Run with -n over
+# transcripts: agentjq filter -n daily_report DIR.
+def daily_report(f):
+  [messages_usage(f)] as $all
+  | {daily: ($all | group_by(.timestamp // "" | .[0:10])
+             | map({date: (.[0].timestamp // null | if . == null then null else .[0:10] end)} + _usage_row)),
+     totals: ($all | _usage_totals)};
+def daily_report: daily_report((., _inputs) | message_usage);
+
+# What `ccusage session --json` prints: the same per session, oldest last
+# activity first.
+def session_report(f):
+  [messages_usage(f)] as $all
+  | {sessions: ($all | group_by(.session_id // "")
+                | map((map(.timestamp | strings) | max // null) as $last
+                      | {sessionId: .[0].session_id, projectPath: (map(.cwd | strings) | first // null)}
+                        + _usage_row + {lastActivity: (if $last == null then null else $last[0:10] end), _last: $last})
+                | sort_by(._last) | map(del(._last))),
+     totals: ($all | _usage_totals)};
+def session_report: session_report((., _inputs) | message_usage);
+
+def _commas: tostring | if length <= 3 then . else (.[:-3] | _commas) + "," + .[-3:] end;
+def _usd: (. * 10000 | round) as $c | "$" + (($c / 10000 | floor) | tostring) + "." + ("000" + ($c % 10000 | tostring))[-4:];
+def _spaces($n): [range($n)] | map(" ") | add // "";
+
+# A daily_report or session_report as the table ccusage shows on a
+# terminal, one line a string: run with -r.
+def usage_table:
+  select(type == "object" and (has("daily") or has("sessions")))
+  | (if has("daily") then ["Date", .daily, "date"] else ["Session", .sessions, "sessionId"] end) as [$h, $rows, $k]
+  | ["Input", "Output", "Cache Create", "Cache Read", "Total Tokens", "Cost (USD)"] as $nums
+  | ([$h, "Models"] + $nums) as $head
+  | [$rows[] | [(.[$k] // "-"), (.modelsUsed | join(", ")), (.inputTokens | _commas), (.outputTokens | _commas),
+                (.cacheCreationTokens | _commas), (.cacheReadTokens | _commas), (.totalTokens | _commas), (.totalCost | _usd)]] as $body
+  | .totals as $t
+  | ["Total", "", ($t.inputTokens | _commas), ($t.outputTokens | _commas), ($t.cacheCreationTokens | _commas),
+     ($t.cacheReadTokens | _commas), ($t.totalTokens | _commas), ($t.totalCost | _usd)] as $total
+  | ([$head] + $body + [$total]) as $all
+  | [range($head | length) as $i | $all | map(.[$i] | length) | max] as $w
+  | def row: [range(length) as $i | .[$i] as $c
+               | if $i < 2 then $c + _spaces($w[$i] - ($c | length)) else _spaces($w[$i] - ($c | length)) + $c end]
+             | join("  ") | sub(" +$"; "");
+    def rule: [$w[] | [range(.)] | map("-") | add] | join("  ");
+    ($head | row), rule, ($body[] | row), rule, ($total | row);

@@ -29,6 +29,14 @@ var Functions = []gojq.CompilerOption{
 		tool, _ := args[0].(string)
 		return protocol.ToolKey(tool, input).Text
 	}),
+	// _inputs yields nothing here: filter binds it to the stream.
+	InputsFunction(nil),
+}
+
+func init() {
+	// _price and _prices from the shipped table; filter puts the table
+	// with --prices FILE's models in their place.
+	Functions = append(Functions, PriceFunctions(DefaultPrices())...)
 }
 
 // Doc documents one definition of Source.
@@ -75,6 +83,16 @@ var Docs = []Doc{
 	{"denials", `denials | .tool`, "a result's permission denials as {tool, tool_use_id, input}"},
 	{"is_api_error", `select(is_api_error)`, "true on an assistant message that reports an API error"},
 	{"errors", `errors | "\(.kind): \(.message)"`, "every error as {kind, message, ...}: api_error, result, tool_error, permission_denied, warning, exit, control_error"},
+	{"message_usage", `message_usage | .output_tokens`, "an assistant message's tokens on each line that carries them (a transcript's or stream's assistant lines, a stream's message_delta): {message_id, request_id, model, session_id, timestamp, cwd, sidechain, input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens, cache_creation_1h_input_tokens}"},
+	{"messages_usage", `-n '[messages_usage] | map(.output_tokens) | add'`, "whole input (reads it with inputs; use -n): message_usage once per message id, the larger count of each field, as ccusage counts"},
+	{"messages_usage/1", `-n 'messages_usage(inputs | message_usage | select(.sidechain | not))'`, "messages_usage of the usage objects its argument yields"},
+	{"usage_cost", `-n 'messages_usage | usage_cost'`, "a usage object's cost in USD from the price table (null for an unknown model)"},
+	{"prices", `-n 'prices.models | keys'`, "the price table: agentjq's (prices.json: dated, Anthropic's published prices) with --prices FILE's models over it"},
+	{"daily_report", `-n daily_report ~/.claude/projects/*/`, "whole input (use -n): what ccusage daily --json prints, per UTC day: tokens, cost, models, per-model breakdowns, totals"},
+	{"daily_report/1", `-n 'daily_report(inputs | message_usage)'`, "daily_report of the usage objects its argument yields"},
+	{"session_report", `-n session_report --project`, "whole input (use -n): what ccusage session --json prints, per session"},
+	{"session_report/1", `-n 'session_report(inputs | message_usage)'`, "session_report of the usage objects its argument yields"},
+	{"usage_table", `-n -r 'daily_report | usage_table'`, "a daily_report or session_report as ccusage's table, one line a string"},
 	{"tool_pairs", `-s 'tool_pairs | select(.is_error)'`, "whole stream (-s): each tool call with its result's content and is_error, and denied"},
 	{"subagents", `-s 'subagents | {description, n: (.events | length)}'`, "whole stream (-s): subagent events grouped by their Task call: {parent, description, subagent_type, status, summary, events}"},
 }

@@ -77,6 +77,12 @@ func TestDefinitionsOnCaptures(t *testing.T) {
 		{scenario: "chain", program: `results | [cost, turns, duration]`, want: `[[0.000752, 4, 772]]`},
 		{scenario: "multi-turn", program: `cost`, want: `[0.000188, 0.000376]`},
 		{scenario: "hello", program: `usage | [.input_tokens, .output_tokens]`, want: `[[12, 7]]`},
+		// usage and cost: a stream's assistant line has the message_start
+		// count of output tokens; --include-partial-messages' message_delta
+		// the final one, which messages_usage keeps.
+		{scenario: "hello", program: `message_usage | [.message_id, .model, .input_tokens, .output_tokens]`, want: `[["msg_000","claude-opus-5-5",12,1]]`},
+		{scenario: "partial", program: `message_usage | [.message_id, .output_tokens]`, want: `[["msg_000",1],["msg_000",7]]`},
+		{scenario: "partial", program: `[messages_usage(.[] | message_usage)] | map([.message_id, .model, .output_tokens, usage_cost])`, want: `[[["msg_000","claude-opus-5-5",7,0.000188]]]`, slurp: true},
 		{scenario: "rmrf-deny", program: `denials`, want: `[{"tool":"Bash","tool_use_id":"toolu_r1","input":{"command":"rm -rf /tmp/definitely-not-here","description":"Remove a folder"}}]`},
 
 		// errors

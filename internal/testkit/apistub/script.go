@@ -27,6 +27,14 @@ type Turn struct {
 	// Blocks are the content blocks of the assistant message: text,
 	// thinking (with Signature) and tool_use (ID, Name, Input).
 	Blocks []Block
+	// Cache, when set, adds prompt-cache tokens to the message's usage.
+	Cache *CacheUsage
+}
+
+// CacheUsage is the prompt-cache part of a message's usage: tokens
+// written to the cache (5-minute and 1-hour lifetimes) and read from it.
+type CacheUsage struct {
+	Write5m, Write1h, Read int
 }
 
 // StopReason is "tool_use" when the turn calls a tool, else "end_turn".
@@ -87,6 +95,7 @@ var Triggers = []Trigger{
 	{"ASKMULTI", `AskUserQuestion, one multi-select question (Apples/Pears/Plums), then "Noted your choices: <tool result>"`, askMulti},
 	{"ASK", `AskUserQuestion "Do you prefer cats or dogs?" (Cats/Dogs), then "Noted your choice."`, ask},
 	{"THINK", `thinking "Let me think about it." (signature "c2lnbmF0dXJl") + text "Thought it through."`, think},
+	{"CACHED", `text "Hello from the cache." with 100 tokens written to the cache (5-minute), 50 (1-hour) and 200 read from it, besides the usual 12 in and 7 out`, cached},
 	{"FAIL", `"FAIL400" (any 3-digit code): HTTP error with an Anthropic error body, message "scripted bad request"`, nil},
 	{"PING", `mcp__probe__ping {"note":"hi"}, then "Ping answered."`, ping},
 	{"AGENT", `Task (general-purpose, prompt "HELLO from the parent"), then "The helper finished."`, agent},
@@ -425,6 +434,12 @@ func askMulti(c *Conversation, _ []string) Turn {
 	in := question("Which fruits do you like?", "Fruit", true,
 		option{"Apples", "Crisp"}, option{"Pears", "Soft"}, option{"Plums", "Tart"})
 	return Turn{Blocks: []Block{toolUse(c.id("toolu_m1"), "AskUserQuestion", in)}}
+}
+
+func cached(*Conversation, []string) Turn {
+	t := say("Hello from the cache.")
+	t.Cache = &CacheUsage{Write5m: 100, Write1h: 50, Read: 200}
+	return t
 }
 
 func think(*Conversation, []string) Turn {

@@ -20,6 +20,7 @@
 //	FAILnnn     HTTP nnn with an Anthropic error body ("scripted bad request")
 //	PING        mcp__probe__ping {"note":"hi"}, then "Ping answered."
 //	AGENT       Task subagent whose prompt is "HELLO from the parent", then "The helper finished."
+//	CACHED      "Hello from the cache." with cache writes (100 5-minute, 50 1-hour) and 200 cache reads in its usage
 //
 // and lines "TOOL <Name> <json>", "SAY <text>", "DELAY <duration>" script
 // anything else. Every request is logged so that a test can assert what the

@@ -29,8 +29,20 @@ func fullMessage(id, model string, t Turn) map[string]any {
 		"content":       finalBlocks(t.Blocks),
 		"stop_reason":   t.StopReason(),
 		"stop_sequence": nil,
-		"usage":         map[string]int{"input_tokens": inputTokens, "output_tokens": outputTokens},
+		"usage":         usage(t, outputTokens),
 	}
+}
+
+// usage is a message's usage with output tokens out: the fixed input
+// count and, for a turn with Cache, the cache tokens.
+func usage(t Turn, out int) map[string]any {
+	u := map[string]any{"input_tokens": inputTokens, "output_tokens": out}
+	if c := t.Cache; c != nil {
+		u["cache_creation_input_tokens"] = c.Write5m + c.Write1h
+		u["cache_read_input_tokens"] = c.Read
+		u["cache_creation"] = map[string]int{"ephemeral_5m_input_tokens": c.Write5m, "ephemeral_1h_input_tokens": c.Write1h}
+	}
+	return u
 }
 
 // finalBlocks renders blocks as a complete message holds them.
@@ -85,7 +97,7 @@ func writeStream(ctx context.Context, w http.ResponseWriter, id, model string, t
 	if !send("message_start", obj{"type": "message_start", "message": obj{
 		"id": id, "type": "message", "role": "assistant", "model": model,
 		"content": []any{}, "stop_reason": nil, "stop_sequence": nil,
-		"usage": obj{"input_tokens": inputTokens, "output_tokens": 1},
+		"usage": usage(t, 1),
 	}}) {
 		return
 	}
