@@ -573,7 +573,7 @@ func keyMayNameSecret(b []byte, h glHit) bool {
 		return false
 	}
 	i := bytes.LastIndexByte(b[:h.pos], '"')
-	if i < 0 || bytes.IndexByte(b[i:j], '\\') >= 0 {
+	if i <= 0 || b[i-1] == '\\' || bytes.IndexByte(b[i:j], '\\') >= 0 {
 		return true
 	}
 	return secretKeyName(b[i+1 : j])
