@@ -31,7 +31,9 @@ type glEngine struct {
 	// hintsByKw[k] are the hints of builtinPatterns that are keyword k
 	// (in lower case): the pattern bits are builtinPatterns' indices.
 	hintsByKw [][]anchoredHint
-	global    []glAllowCompiled
+	// keyName[k]: keyword k is one of keyNameKeywords.
+	keyName []bool
+	global  []glAllowCompiled
 }
 
 type glCompiled struct {
@@ -152,6 +154,20 @@ func newGLEngine() *glEngine {
 			fold := strings.HasPrefix(p.re.String(), "(?i)") && k == x
 			e.hintsByKw[n] = append(e.hintsByKw[n], anchoredHint{hint: x, fold: fold, next: p.next, also: p.also, pattern: 1 << uint(i)})
 		}
+	}
+	e.keyName = make([]bool, len(keywords))
+	for _, k := range keyNameKeywords {
+		n, ok := kwIndex[k]
+		if !ok {
+			n = len(keywords)
+			kwIndex[k] = n
+			keywords = append(keywords, k)
+			e.byKeyword = append(e.byKeyword, nil)
+			e.follow = append(e.follow, nil)
+			e.hintsByKw = append(e.hintsByKw, nil)
+			e.keyName = append(e.keyName, false)
+		}
+		e.keyName[n] = true
 	}
 	ac, err := ahocorasick.NewBuilder().AddStrings(keywords).Build()
 	if err != nil {
@@ -506,6 +522,61 @@ func (e *glEngine) viable(b []byte, hits []glHit) []glHit {
 		}
 	}
 	return keep
+}
+
+// mayFind reports whether a rule may match at one of the hits in the
+// JSON line b (hits: positions in b), or a key there may name a secret
+// (secretKeyName): what viable keeps of a string's hits, with the bytes
+// of the line for those of the string. It may say true where a look at
+// the strings finds nothing, never false where it finds something: an
+// operator or a byte that may follow a keyword is looked for as viable
+// does, but a '"' that no backslash precedes ends the string, as the
+// end of its content does; a hit outside any string counts too.
+func (e *glEngine) mayFind(b []byte, hits []glHit) bool {
+	for _, h := range hits {
+		if e.keyName[h.kw] && keyMayNameSecret(b, h) {
+			return true
+		}
+		for n, r := range e.byKeyword[h.kw] {
+			if e.rules[r].assign && !operatorInString(b, h.end) {
+				continue
+			}
+			if f := e.follow[h.kw][n]; f != nil && (h.end < len(b) && b[h.end] == '"' || !f.fits(b, h.pos, h.end)) {
+				continue
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// operatorInString is operatorAfter within the JSON string that holds
+// b[:end]: a '"' without a backslash before it ends the search.
+func operatorInString(b []byte, end int) bool {
+	for i := end; i < len(b) && i < end+64; i++ {
+		if b[i] == '"' && b[i-1] != '\\' {
+			return operatorAfter(b[:i], end)
+		}
+	}
+	return operatorAfter(b, end)
+}
+
+// keyMayNameSecret reports whether keyword hit h in the JSON line b ends
+// a key (past letters, digits, '_' and '-': "key_data", "credentials")
+// that secretKeyName takes for a secret's; a key with a backslash may.
+func keyMayNameSecret(b []byte, h glHit) bool {
+	j := h.end
+	for j < len(b) && (wordByte(b[j]) || b[j] == '-') {
+		j++
+	}
+	if j >= len(b) || b[j] != '"' || !colonAfter(b, j+1) {
+		return false
+	}
+	i := bytes.LastIndexByte(b[:h.pos], '"')
+	if i <= 0 || b[i-1] == '\\' || bytes.IndexByte(b[i:j], '\\') >= 0 {
+		return true
+	}
+	return secretKeyName(b[i+1 : j])
 }
 
 // unescapeSimple decodes a JSON string's content whose escapes are all

@@ -2,11 +2,13 @@ package redact
 
 import (
 	"bytes"
+	"encoding/json"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/agentjq/agentjq/internal/protocol"
+	"github.com/agentjq/agentjq/internal/testkit/streamgen"
 )
 
 // slowRedactor is r with the hint pre-filters off: every pattern is tried
@@ -128,4 +130,88 @@ func TestHintsAgreeOnWordSoup(t *testing.T) {
 			t.Fatalf("%s\n fast %s\n slow %s", b, got, want)
 		}
 	}
+}
+
+// Every key secretKeyName takes holds one of keyNameKeywords, in any
+// letter case, so that glEngine.mayFind sees it.
+func TestKeyNameKeywords(t *testing.T) {
+	keys := append([]string(nil), secretKeyExact...)
+	for _, w := range secretKeySuffixes {
+		keys = append(keys, w, "db_"+w, "X-"+w, "client"+w)
+	}
+	for _, w := range secretKeyWords {
+		for _, sep := range []string{"", "_", "-", "__", "-_"} {
+			k := strings.ReplaceAll(w, " ", sep)
+			keys = append(keys, k, "my_"+k, "X"+k)
+		}
+	}
+	for _, k := range keys {
+		for _, c := range []string{k, strings.ToUpper(k), strings.ToUpper(k[:1]) + k[1:]} {
+			if !secretKeyName([]byte(c)) {
+				t.Errorf("secretKeyName(%q) = false", c)
+				continue
+			}
+			found := false
+			for _, kw := range keyNameKeywords {
+				found = found || strings.Contains(strings.ToLower(c), kw)
+			}
+			if !found {
+				t.Errorf("%q holds none of keyNameKeywords", c)
+			}
+			line := []byte(`{"a":1,"` + c + `":"hunter22"}`)
+			r, _ := NewRedactor(RedactSpec{Builtin: true}, nil)
+			if out, _, _ := r.LineObject(protocol.DirOut, line, protocol.KnownObject|protocol.KnownPlain); bytes.Equal(out, line) {
+				t.Errorf("%s: the value under a secret's name stays", line)
+			}
+		}
+	}
+	for _, k := range []string{"input_tokens", "session_id", "keys", "monkey", "api_key_id", "tokenizer", "pass_phrases"} {
+		if secretKeyName([]byte(k)) {
+			t.Errorf("secretKeyName(%q) = true", k)
+		}
+	}
+}
+
+// A line that clean clears from the automaton's hits (glEngine.mayFind)
+// is one that a look at each of its strings leaves as it is: over the
+// secret corpus in JSON strings, keys and objects, and over ordinary
+// agent traffic (the benchmark stream).
+func TestCleanClearsOnlyUnchangedLines(t *testing.T) {
+	r, err := NewRedactor(RedactSpec{Builtin: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines [][]byte
+	for _, c := range loadSecretCorpus(t) {
+		text, _ := json.Marshal(c.Text)
+		lines = append(lines, []byte(`{"type":"assistant","message":{"content":[{"type":"text","text":`+string(text)+`}]}}`),
+			[]byte(`{"type":"user",`+string(text)+`:1}`))
+		if len(c.JSON) > 0 {
+			lines = append(lines, []byte(`{"type":"system","data":`+string(c.JSON)+`}`))
+		}
+	}
+	bench, _, err := streamgen.BenchLines(2 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines = append(lines, bench...)
+	cleared := 0
+	for _, line := range lines {
+		h, ok := protocol.Scan(line)
+		if !ok || h.Known&protocol.KnownPlain == 0 {
+			continue
+		}
+		if _, _, clean := r.clean(line, false); !clean {
+			continue
+		}
+		cleared++
+		// hides: every string looked at, whole.
+		if out := r.jsonStrings(line, true, ^uint64(0), nil); !bytes.Equal(out, line) {
+			t.Errorf("cleared, but a look at its strings redacts it:\n%s\n%s", line, out)
+		}
+	}
+	if cleared == 0 {
+		t.Error("no line was cleared")
+	}
+	t.Logf("%d of %d lines cleared", cleared, len(lines))
 }

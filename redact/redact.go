@@ -32,8 +32,10 @@
 // On a line the bridge has scanned (protocol.Known), the automaton and
 // the hints read the raw line once; a string is looked at only where a
 // keyword or hint is, and a semi-generic rule (NAME = value) only where
-// an operator follows its keyword. Undetectable lists what cannot be told
-// from ordinary text without context.
+// an operator follows its keyword. A line where no rule may match at any
+// of the hits, and no key names a secret, is cleared from the hits
+// alone, without a walk of its strings (glEngine.mayFind). Undetectable
+// lists what cannot be told from ordinary text without context.
 package redact
 
 import (
@@ -556,7 +558,7 @@ func (r *Redactor) clean(line []byte, hides bool) (found uint64, glHits []glHit,
 		glHits = r.gl.hits(line, nil)
 	}
 	found = r.hints.fromHits(r.gl, line, glHits, ^uint64(0), true)
-	return found, glHits, found == 0 && len(glHits) == 0
+	return found, glHits, found == 0 && (len(glHits) == 0 || !r.gl.mayFind(line, glHits))
 }
 
 // alwaysLooks: user regexes, or patterns without hints, must be tried on
@@ -815,7 +817,7 @@ func secretKeyName(k []byte) bool {
 	if len(k) < 3 {
 		return false
 	}
-	if len(k) <= len("passphrase") {
+	if len(k) <= len("seed_phrase") { // the longest of secretKeyExact
 		for _, w := range secretKeyExact {
 			if len(k) == len(w) && asciiEqualFold(k, w) {
 				return true
@@ -832,39 +834,51 @@ func secretKeyName(k []byte) bool {
 			return true
 		}
 	}
-	for _, suf := range secretKeyWords {
-		if endsInLetters(k, suf) {
+	for _, words := range secretKeyWords {
+		if endsInWords(k, words) {
 			return true
 		}
 	}
 	return false
 }
 
-var secretKeyWords = []string{"apikey", "accesskey", "privatekey", "authkey", "secretkey", "clientkey", "keydata", "passphrase"}
+// secretKeyWords are names of two words, which a key may join with '_'
+// or '-' (api_key, API-KEY, apiKey, pass_phrase).
+var secretKeyWords = []string{"api key", "access key", "private key", "auth key", "secret key", "client key", "key data", "pass phrase"}
 
 // secretKeyExact are keys whose value goes whole, named so exactly: a
 // docker config.json or .npmrc auth (base64 of user:password), a pwd, a
 // passphrase, a wallet's mnemonic, a cookie, a session.
 var secretKeyExact = []string{"auth", "_auth", "pwd", "passphrase", "mnemonic", "cookie", "session", "seed_phrase"}
 
-// endsInLetters reports whether k, with '_' and '-' left out, ends in
-// the lower-case word, in any letter case.
-func endsInLetters(k []byte, word string) bool {
-	j := len(word) - 1
-	for i := len(k) - 1; i >= 0 && j >= 0; i-- {
-		c := k[i]
-		if c == '_' || c == '-' {
+// endsInWords reports whether k ends in the lower-case words (separated
+// by a space), in any letter case, with any run of '_' and '-' (or
+// nothing) between them.
+func endsInWords(k []byte, words string) bool {
+	i := len(k) - 1
+	for j := len(words) - 1; j >= 0; j-- {
+		if words[j] == ' ' {
+			for i >= 0 && (k[i] == '_' || k[i] == '-') {
+				i--
+			}
 			continue
 		}
-		if lower(c) != word[j] {
+		if i < 0 || lower(k[i]) != words[j] {
 			return false
 		}
-		j--
+		i--
 	}
-	return j < 0
+	return true
 }
 
 var secretKeySuffixes = []string{"password", "passwd", "secret", "token", "credential", "credentials"}
+
+// keyNameKeywords: every key secretKeyName takes holds one of them
+// (TestKeyNameKeywords): they are keywords of the automaton too, so
+// that a line none of whose keys names a secret can be cleared from the
+// automaton's hits (glEngine.mayFind).
+var keyNameKeywords = []string{"auth", "pwd", "passphrase", "mnemonic", "cookie", "session", "seed_phrase",
+	"password", "passwd", "secret", "token", "credential", "key", "phrase"}
 
 // secretValue: a value worth removing under a secret's name: not a
 // reference ($VAR, {{...}}), not already redacted, not a word too short

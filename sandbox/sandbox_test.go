@@ -340,3 +340,18 @@ func TestCachesAreOnlyCaches(t *testing.T) {
 		}
 	}
 }
+
+// The one-pass search finds each hint wherever it stands, and nothing in
+// a result without one.
+func TestWatcherHints(t *testing.T) {
+	for _, h := range hints {
+		for _, line := range []string{h, "x" + h, strings.Repeat("read only e o n p ", 20) + h + " tail"} {
+			if !hasHint([]byte(line)) {
+				t.Errorf("hasHint(%q) = false", line)
+			}
+		}
+		if cut := h[:len(h)-1]; hasHint([]byte(strings.Repeat("e o "+cut+" ", 50))) {
+			t.Errorf("hasHint found %q without its last byte", h)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/protect"
+	"github.com/coregx/ahocorasick"
 )
 
 // MinVersion is the oldest claude whose sandbox agentjq has checked live:
@@ -78,22 +79,29 @@ func (w *Watcher) Line(typ, subtype string, line []byte) []any {
 }
 
 // hints find the lines worth reading: a sandbox report, or an error a
-// sandbox makes, as programs print them. Plain byte searches: a regexp
-// over every tool result (some are megabytes) made spawn 25 times slower.
-var hints = [][]byte{
-	[]byte("sandbox_violations"), []byte("ead-only file system"), []byte("EROFS"), []byte("EACCES"),
-	[]byte("ermission denied"), []byte("peration not permitted"), []byte("ouldn't read"), []byte("ould not read"),
-	[]byte("ould not lock config file"), []byte("nable to create temporary object directory"),
-	[]byte("READ-ONLY FILE SYSTEM"), []byte("PERMISSION DENIED"),
+// sandbox makes, as programs print them. They are searched for all at
+// once, in one pass of an Aho-Corasick automaton over the line: a regexp
+// over every tool result (some are megabytes) made spawn 25 times
+// slower, and a search for each hint in turn (bytes.Contains stops at
+// every byte like a hint's first, an e or an o) still 2.5 times.
+var hints = []string{
+	"sandbox_violations", "ead-only file system", "EROFS", "EACCES",
+	"ermission denied", "peration not permitted", "ouldn't read", "ould not read",
+	"ould not lock config file", "nable to create temporary object directory",
+	"READ-ONLY FILE SYSTEM", "PERMISSION DENIED",
 }
 
-func hasHint(line []byte) bool {
-	for _, h := range hints {
-		if bytes.Contains(line, h) {
-			return true
-		}
+var hintAC = sync.OnceValue(func() *ahocorasick.Automaton {
+	ac, err := ahocorasick.NewBuilder().AddStrings(hints).Build()
+	if err != nil {
+		panic("sandbox: the watcher's hints: " + err.Error())
 	}
-	return false
+	return ac
+})
+
+func hasHint(line []byte) bool {
+	_, ok := hintAC().Find(line, 0)
+	return ok
 }
 
 func (w *Watcher) init(line []byte) []any {
