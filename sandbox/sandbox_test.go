@@ -355,3 +355,35 @@ func TestWatcherHints(t *testing.T) {
 		}
 	}
 }
+
+// npm's cache is read as npm reads it for the user: the variable, then
+// the user's npmrc, then ~/.npm; a ${VAR} value is not followed.
+func TestNpmCache(t *testing.T) {
+	home := t.TempDir()
+	env := map[string]string{"HOME": home}
+	e := Env{Getenv: func(k string) string { return env[k] }}
+	if got := npmCache(e, home); got != filepath.Join(home, ".npm") {
+		t.Errorf("no npmrc: %s", got)
+	}
+	for rc, want := range map[string]string{
+		"registry=https://r.example\ncache = ~/.cache/npm\n": filepath.Join(home, ".cache/npm"),
+		"cache=\"/home/x/.npm\"\n":                           "/home/x/.npm",
+		"cache=${XDG_CACHE_HOME}/npm\n":                      filepath.Join(home, ".npm"),
+		"; cache=/nope\n":                                    filepath.Join(home, ".npm"),
+	} {
+		os.WriteFile(filepath.Join(home, ".npmrc"), []byte(rc), 0o600)
+		if got := npmCache(e, home); got != want {
+			t.Errorf("npmrc %q: %s, want %s", rc, got, want)
+		}
+	}
+	other := filepath.Join(home, "rc")
+	os.WriteFile(other, []byte("cache=/elsewhere\n"), 0o600)
+	env["npm_config_userconfig"] = other
+	if got := npmCache(e, home); got != "/elsewhere" {
+		t.Errorf("npm_config_userconfig: %s", got)
+	}
+	env["npm_config_cache"] = "/from/env"
+	if got := npmCache(e, home); got != "/from/env" {
+		t.Errorf("npm_config_cache: %s", got)
+	}
+}
