@@ -475,7 +475,10 @@ func (s *Session) unsubscribe(sub *subscription) {
 }
 
 // subscribe registers c at the current seq, then replays the log from
-// afterSeq up to that seq and turns live: no gap, no duplicate.
+// afterSeq up to that seq and turns live: no gap, no duplicate. A call
+// that fails (a bad filter, a gap, a log that cannot be read) leaves the
+// client's subscription to s, if any, as it was: the log is read, and
+// the gap checked, before the old subscription is replaced.
 func (s *Session) subscribe(ctx context.Context, c *client, afterSeq int64, kinds []string, jq string) (SubscribeResult, error) {
 	sub := &subscription{sess: s, c: c, asked: map[string]bool{}}
 	if len(kinds) > 0 {
@@ -491,45 +494,60 @@ func (s *Session) subscribe(ctx context.Context, c *client, afterSeq int64, kind
 		}
 		sub.jq = p
 	}
-	c.mu.Lock()
-	if old := c.subs[s.ID]; old != nil {
-		s.unsubscribe(old)
+	// The log up to the seq of now, read with nothing registered yet.
+	upTo := s.lastSeq()
+	gap := func(msg string, last int64) error {
+		return rpcErr(CodeResumeGap, msg, map[string]any{"lastSeq": last})
 	}
-	c.subs[s.ID] = sub
-	c.mu.Unlock()
-
-	s.mu.Lock()
-	upTo := s.seq
-	ended := s.isEnd
 	if afterSeq > upTo {
-		s.mu.Unlock()
-		c.mu.Lock()
-		delete(c.subs, s.ID)
-		c.mu.Unlock()
-		return SubscribeResult{}, rpcErr(CodeResumeGap, fmt.Sprintf("afterSeq %d is beyond the session's last seq %d", afterSeq, upTo),
-			map[string]any{"lastSeq": upTo})
+		return SubscribeResult{}, gap(fmt.Sprintf("afterSeq %d is beyond the session's last seq %d", afterSeq, upTo), upTo)
+	}
+	var events []loggedEvent
+	var off int64
+	if afterSeq < upTo {
+		var err error
+		events, off, err = readEventsFrom(s.path, 0, afterSeq, upTo)
+		if err == nil && len(events) != int(upTo-afterSeq) {
+			err = fmt.Errorf("the log holds %d of the events %d..%d", len(events), afterSeq+1, upTo)
+		}
+		if err != nil {
+			return SubscribeResult{}, gap(err.Error(), upTo)
+		}
+	}
+	// Then, under the append lock, the events written since (a few lines
+	// past off, which the synchronous writer has on disk), and the swap
+	// of the old subscription for the new one at that seq.
+	c.mu.Lock()
+	old := c.subs[s.ID]
+	c.mu.Unlock()
+	s.mu.Lock()
+	if s.seq > upTo {
+		more, _, err := readEventsFrom(s.path, off, upTo, s.seq)
+		if err == nil && len(more) != int(s.seq-upTo) {
+			err = fmt.Errorf("the log holds %d of the events %d..%d", len(more), upTo+1, s.seq)
+		}
+		if err != nil {
+			last := s.seq
+			s.mu.Unlock()
+			return SubscribeResult{}, gap(err.Error(), last)
+		}
+		events, upTo = append(events, more...), s.seq
+	}
+	ended := s.isEnd
+	if old != nil {
+		delete(s.subs, old)
 	}
 	if !ended {
 		s.subs[sub] = struct{}{}
 	}
 	s.mu.Unlock()
+	c.mu.Lock()
+	c.subs[s.ID] = sub
+	c.mu.Unlock()
 
-	if afterSeq < upTo {
-		events, err := readEvents(s.path, afterSeq, upTo)
-		if err == nil && (len(events) != int(upTo-afterSeq)) {
-			err = fmt.Errorf("the log holds %d of the events %d..%d", len(events), afterSeq+1, upTo)
-		}
-		if err != nil {
-			s.unsubscribe(sub)
-			c.mu.Lock()
-			delete(c.subs, s.ID)
-			c.mu.Unlock()
-			return SubscribeResult{}, rpcErr(CodeResumeGap, err.Error(), map[string]any{"lastSeq": upTo})
-		}
-		for _, ev := range events {
-			if sub.wants(ev.kind, ev.line) && !c.sendWait(ctx, eventMessage(ev.line)) {
-				return SubscribeResult{}, jsonrpc.ErrClosed
-			}
+	for _, ev := range events {
+		if sub.wants(ev.kind, ev.line) && !c.sendWait(ctx, eventMessage(ev.line)) {
+			return SubscribeResult{}, jsonrpc.ErrClosed
 		}
 	}
 	sub.mu.Lock()
@@ -562,16 +580,29 @@ type loggedEvent struct {
 
 // readEvents reads the daemon events after, up to upTo, from a recording.
 func readEvents(path string, after, upTo int64) ([]loggedEvent, error) {
+	out, _, err := readEventsFrom(path, 0, after, upTo)
+	return out, err
+}
+
+// readEventsFrom is readEvents from byte offset off; it returns the
+// offset past the last whole line read (a line being written is not).
+func readEventsFrom(path string, off, after, upTo int64) ([]loggedEvent, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, off, err
 	}
 	defer f.Close()
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		return nil, off, err
+	}
 	r := bufio.NewReaderSize(f, 1<<16)
 	var out []loggedEvent
 	needle := []byte(`"dir":"` + string(DirDaemon) + `"`)
 	for {
 		line, err := r.ReadBytes('\n')
+		if err == nil {
+			off += int64(len(line))
+		}
 		if len(line) > 0 && bytes.Contains(line, needle) {
 			e, perr := recording.ParseEntry(line)
 			if perr == nil && e.Dir == DirDaemon && e.Msg != nil {
@@ -586,9 +617,9 @@ func readEvents(path string, after, upTo int64) ([]loggedEvent, error) {
 		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				return out, nil
+				return out, off, nil
 			}
-			return out, err
+			return out, off, err
 		}
 	}
 }
