@@ -349,16 +349,19 @@ func (s *Session) control(subtype string, body map[string]any) error {
 	return s.write(protocol.ControlRequest(id, body))
 }
 
+// interrupt stops the running turn: an interrupt control request of the
+// daemon's own, which claude answers and which ends the turn (its result
+// comes, error_during_execution), never the session. It is not the
+// bridge's SIGINT: that is the start of the session's staged shutdown
+// (interrupt, then close stdin once the turn and every background task
+// are over, or after a grace), which ended the session, exit 130, once
+// a backgrounded command finished (issue 25). serve's own signals still
+// reach the session that way (Lifecycle).
 func (s *Session) interrupt() error {
 	if s.ended() {
 		return rpcErr(CodeSessionEnded, "session "+s.ID+" has ended", nil)
 	}
-	// The bridge's first SIGINT: an interrupt control request.
-	select {
-	case s.sigs <- os.Interrupt:
-	default:
-	}
-	return nil
+	return s.control(protocol.SubInterrupt, map[string]any{})
 }
 
 // close ends the session: stdin closed (the bridge ends it when nothing
