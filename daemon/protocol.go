@@ -145,7 +145,7 @@ type SessionInfo struct {
 	Mode      string `json:"mode,omitempty"`
 	Created   string `json:"created"`
 	Ended     bool   `json:"ended"`
-	Outcome   string `json:"outcome,omitempty"`
+	Outcome   string `json:"outcome,omitempty" enum:"success,error,denied,interrupted,timeout,stalled,closed,crashed"`
 	LastSeq   int64  `json:"lastSeq"`
 	Recording string `json:"recording"`
 	Pending   int    `json:"pendingApprovals"`
@@ -264,8 +264,8 @@ type ApprovalListResult struct {
 // Decision is a client's answer to an approval (the approval.request
 // result, and approval.respond's params without the id).
 type Decision struct {
-	Decision     string          `json:"decision"`        // allow | deny
-	Scope        string          `json:"scope,omitempty"` // once | session | always (allow only)
+	Decision     string          `json:"decision" enum:"allow,deny"`
+	Scope        string          `json:"scope,omitempty" enum:"once,session,always"` // always, session: an allow only
 	Message      string          `json:"message,omitempty"`
 	UpdatedInput json.RawMessage `json:"updatedInput,omitempty"`
 }
@@ -273,8 +273,8 @@ type Decision struct {
 // RespondParams are approval.respond's params.
 type RespondParams struct {
 	ID           string          `json:"id"`
-	Decision     string          `json:"decision"`
-	Scope        string          `json:"scope,omitempty"`
+	Decision     string          `json:"decision" enum:"allow,deny"`
+	Scope        string          `json:"scope,omitempty" enum:"once,session,always"`
 	Message      string          `json:"message,omitempty"`
 	UpdatedInput json.RawMessage `json:"updatedInput,omitempty"`
 }
@@ -284,8 +284,8 @@ type ResolvedParams struct {
 	ID        string `json:"id"`
 	SessionID string `json:"sessionId"`
 	Who       string `json:"who"`
-	Decision  string `json:"decision"`
-	Scope     string `json:"scope,omitempty"`
+	Decision  string `json:"decision" enum:"allow,deny"`
+	Scope     string `json:"scope,omitempty" enum:"once,session,always"`
 	Reason    string `json:"reason,omitempty"`
 }
 
@@ -374,10 +374,10 @@ type (
 		ID       string `json:"id"`
 		Tool     string `json:"tool,omitempty"`
 		Who      string `json:"who,omitempty"`
-		Decision string `json:"decision,omitempty"`
+		Decision string `json:"decision,omitempty" enum:"allow,deny"`
 	}
 	SessionEndedPayload struct {
-		Outcome  string `json:"outcome"`
+		Outcome  string `json:"outcome" enum:"success,error,denied,interrupted,timeout,stalled,closed,crashed"`
 		ExitCode int    `json:"exitCode"`
 		Error    string `json:"error,omitempty"`
 	}
@@ -419,7 +419,7 @@ var Methods = []Method{
 	{Name: "session.unsubscribe", Doc: "Stop a subscription.", Params: SessionRef{}, Result: Empty{}},
 	{Name: "session.resume", Doc: "session.subscribe from afterSeq, all kinds; the result lists the approvals still pending.", Params: ResumeParams{}, Result: SubscribeResult{}},
 	{Name: "session.prompt", Doc: "Send a user turn; returns at once with the turn's first seq (turn.started); turn.done ends it.", Params: PromptParams{}, Result: PromptResult{}},
-	{Name: "session.interrupt", Doc: "Interrupt the turn in flight (as spawn's first SIGINT).", Params: SessionRef{}, Result: Empty{}},
+	{Name: "session.interrupt", Doc: "Interrupt the turn in flight: claude's interrupt control request; the turn ends (turn.done), the session goes on.", Params: SessionRef{}, Result: Empty{}},
 	{Name: "session.setMode", Doc: "set_permission_mode: default, acceptEdits, plan, bypassPermissions, dontAsk.", Params: SetModeParams{}, Result: Empty{}},
 	{Name: "session.compact", Doc: "Send /compact as a turn (what claude does headless).", Params: SessionRef{}, Result: PromptResult{}},
 	{Name: "session.close", Doc: "End the session: stdin closed, then the staged shutdown.", Params: SessionRef{}, Result: Empty{}},

@@ -2,6 +2,15 @@
 
 export const PROTOCOL_VERSION = "0.1.0";
 
+/** each raw line of the agent's stdout, for clients that want the protocol itself */
+export interface AgentLineEvent {
+  kind: "agent.line";
+  payload: AgentLinePayload;
+  seq: number;
+  sessionId: string;
+  ts: string;
+}
+
 export interface AgentLinePayload {
   line: unknown;
 }
@@ -22,7 +31,7 @@ export interface AllowlistResult {
 }
 
 export interface ApprovalEventPayload {
-  decision?: string;
+  decision?: "allow" | "deny";
   id: string;
   tool?: string;
   who?: string;
@@ -48,6 +57,24 @@ export interface ApprovalListParams {
 
 export interface ApprovalListResult {
   approvals: ApprovalInfo[];
+}
+
+/** an approval is waiting for a client */
+export interface ApprovalPendingEvent {
+  kind: "approval.pending";
+  payload: ApprovalEventPayload;
+  seq: number;
+  sessionId: string;
+  ts: string;
+}
+
+/** an approval was answered */
+export interface ApprovalResolvedEvent {
+  kind: "approval.resolved";
+  payload: ApprovalEventPayload;
+  seq: number;
+  sessionId: string;
+  ts: string;
 }
 
 export interface BackendSetParams {
@@ -86,9 +113,9 @@ export interface CreateResult {
 }
 
 export interface Decision {
-  decision: string;
+  decision: "allow" | "deny";
   message?: string;
-  scope?: string;
+  scope?: "once" | "session" | "always";
   updatedInput?: unknown;
 }
 
@@ -101,18 +128,38 @@ export interface DisconnectParams {
 export interface Empty {
 }
 
+/** an error of the agent or of agentjq (a warning, a failed turn) */
+export interface ErrorEvent {
+  kind: "error";
+  payload: ErrorPayload;
+  seq: number;
+  sessionId: string;
+  ts: string;
+}
+
 export interface ErrorPayload {
   code: string;
   message: string;
 }
 
-export interface Event {
-  kind: string;
-  payload: unknown;
-  seq: number;
-  sessionId: string;
-  ts: string;
-}
+/** One session.event: a variant per kind (discriminator kind). */
+export type Event =
+  | AgentLineEvent
+  | TurnStartedEvent
+  | MessageDeltaEvent
+  | MessageDoneEvent
+  | ToolCallEvent
+  | ToolResultEvent
+  | SubagentSpawnEvent
+  | SubagentUpdateEvent
+  | SubagentDoneEvent
+  | ModeChangedEvent
+  | UsageEvent
+  | ErrorEvent
+  | TurnDoneEvent
+  | ApprovalPendingEvent
+  | ApprovalResolvedEvent
+  | SessionEndedEvent;
 
 export interface HealthResult {
   ok: boolean;
@@ -150,15 +197,42 @@ export interface ListResult {
   sessions: SessionInfo[];
 }
 
+/** a text delta of a partial message (session.create partial: true passes --include-partial-messages; claude streams the main agent's messages only, a subagent's arrive whole) */
+export interface MessageDeltaEvent {
+  kind: "message.delta";
+  payload: MessageDeltaPayload;
+  seq: number;
+  sessionId: string;
+  ts: string;
+}
+
 export interface MessageDeltaPayload {
   parentToolUseId?: string;
   text: string;
+}
+
+/** an assistant message, whole */
+export interface MessageDoneEvent {
+  kind: "message.done";
+  payload: MessageDonePayload;
+  seq: number;
+  sessionId: string;
+  ts: string;
 }
 
 export interface MessageDonePayload {
   message: unknown;
   parentToolUseId?: string;
   text: string;
+}
+
+/** the permission mode changed (init, session.setMode) */
+export interface ModeChangedEvent {
+  kind: "mode.changed";
+  payload: ModeChangedPayload;
+  seq: number;
+  sessionId: string;
+  ts: string;
 }
 
 export interface ModeChangedPayload {
@@ -176,19 +250,19 @@ export interface PromptResult {
 }
 
 export interface ResolvedParams {
-  decision: string;
+  decision: "allow" | "deny";
   id: string;
   reason?: string;
-  scope?: string;
+  scope?: "once" | "session" | "always";
   sessionId: string;
   who: string;
 }
 
 export interface RespondParams {
-  decision: string;
+  decision: "allow" | "deny";
   id: string;
   message?: string;
-  scope?: string;
+  scope?: "once" | "session" | "always";
   updatedInput?: unknown;
 }
 
@@ -197,10 +271,19 @@ export interface ResumeParams {
   sessionId: string;
 }
 
+/** the agent's process ended; the session can be read, not driven */
+export interface SessionEndedEvent {
+  kind: "session.ended";
+  payload: SessionEndedPayload;
+  seq: number;
+  sessionId: string;
+  ts: string;
+}
+
 export interface SessionEndedPayload {
   error?: string;
   exitCode: number;
-  outcome: string;
+  outcome: "success" | "error" | "denied" | "interrupted" | "timeout" | "stalled" | "closed" | "crashed";
 }
 
 export interface SessionInfo {
@@ -211,7 +294,7 @@ export interface SessionInfo {
   lastSeq: number;
   mode?: string;
   model?: string;
-  outcome?: string;
+  outcome?: "success" | "error" | "denied" | "interrupted" | "timeout" | "stalled" | "closed" | "crashed";
   pendingApprovals: number;
   recording: string;
   sessionId: string;
@@ -227,11 +310,38 @@ export interface SetModeParams {
   sessionId: string;
 }
 
+/** a subagent ended, once: task_notification for a backgrounded Task (its status), else the Task call's tool_result (completed or failed) */
+export interface SubagentDoneEvent {
+  kind: "subagent.done";
+  payload: SubagentPayload;
+  seq: number;
+  sessionId: string;
+  ts: string;
+}
+
 export interface SubagentPayload {
   detail: unknown;
   status?: string;
   taskId?: string;
   toolUseId?: string;
+}
+
+/** a subagent started, once per subagent: its Task/Agent tool call, or a task_started line without one (status started) */
+export interface SubagentSpawnEvent {
+  kind: "subagent.spawn";
+  payload: SubagentPayload;
+  seq: number;
+  sessionId: string;
+  ts: string;
+}
+
+/** a subagent's progress: task_started after its call (started), its messages (parent_tool_use_id; running), task_progress and task_updated (their status), a backgrounded Task's immediate tool_result (launched) */
+export interface SubagentUpdateEvent {
+  kind: "subagent.update";
+  payload: SubagentPayload;
+  seq: number;
+  sessionId: string;
+  ts: string;
 }
 
 export interface SubscribeParams {
@@ -248,6 +358,15 @@ export interface SubscribeResult {
   sessionId: string;
 }
 
+/** a tool_use block of an assistant message */
+export interface ToolCallEvent {
+  kind: "tool.call";
+  payload: ToolCallPayload;
+  seq: number;
+  sessionId: string;
+  ts: string;
+}
+
 export interface ToolCallPayload {
   input: unknown;
   name: string;
@@ -259,11 +378,29 @@ export interface ToolListResult {
   tools: string[];
 }
 
+/** a tool_result block of a user message */
+export interface ToolResultEvent {
+  kind: "tool.result";
+  payload: ToolResultPayload;
+  seq: number;
+  sessionId: string;
+  ts: string;
+}
+
 export interface ToolResultPayload {
   content: unknown;
   isError: boolean;
   parentToolUseId?: string;
   toolUseId: string;
+}
+
+/** the turn's result */
+export interface TurnDoneEvent {
+  kind: "turn.done";
+  payload: TurnDonePayload;
+  seq: number;
+  sessionId: string;
+  ts: string;
 }
 
 export interface TurnDonePayload {
@@ -274,8 +411,26 @@ export interface TurnDonePayload {
   subtype: string;
 }
 
+/** a turn was sent to the agent (session.prompt, command.run) */
+export interface TurnStartedEvent {
+  kind: "turn.started";
+  payload: TurnStartedPayload;
+  seq: number;
+  sessionId: string;
+  ts: string;
+}
+
 export interface TurnStartedPayload {
   text?: string;
+}
+
+/** token usage and cost of a turn */
+export interface UsageEvent {
+  kind: "usage";
+  payload: UsagePayload;
+  seq: number;
+  sessionId: string;
+  ts: string;
 }
 
 export interface UsagePayload {
@@ -308,7 +463,7 @@ export interface ClientMethods {
   "session.create": { params: CreateParams; result: CreateResult };
   /** Delete an ended session's recording (agentjq's own file only). */
   "session.deleteSaved": { params: SessionRef; result: Empty };
-  /** Interrupt the turn in flight (as spawn's first SIGINT). */
+  /** Interrupt the turn in flight: claude's interrupt control request; the turn ends (turn.done), the session goes on. */
   "session.interrupt": { params: SessionRef; result: Empty };
   /** Live sessions and the recordings of ended ones. */
   "session.list": { params: Empty; result: ListResult };
@@ -349,6 +504,16 @@ export interface Notifications {
   /** Notification: the daemon drops this client, and why. */
   "system.disconnect": { params: DisconnectParams; result: null };
 }
+
+/** A notification from the daemon: switch on method to narrow params. */
+export type NotificationMessage = {
+  [M in keyof Notifications]: { jsonrpc: "2.0"; method: M; params: Notifications[M]["params"] };
+}[keyof Notifications];
+
+/** A request from the daemon: answer it with the result of its method. */
+export type ServerRequestMessage = {
+  [M in keyof ServerRequests]: { jsonrpc: "2.0"; id: number | string; method: M; params: ServerRequests[M]["params"] };
+}[keyof ServerRequests];
 
 export interface EventPayloads {
   /** each raw line of the agent's stdout, for clients that want the protocol itself */
