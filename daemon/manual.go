@@ -26,7 +26,11 @@ its approval chain and its recording) and offers every capability as a JSON-RPC 
 method, so a terminal UI, an editor, a desktop app or a script is just another
 client. This page is generated from the method table in the daemon package, as
 are **protocol.json** (JSON Schema; also served at GET /protocol.json) and
-**sdk/protocol.ts**; a test fails when any of them differs from the code.
+**sdk/protocol.ts**; a test fails when any of them differs from the code. Both
+are in the binary (**agentjq serve --print-schema**, **--print-schema=ts**) and
+**make install** puts them in *PREFIX*/share/agentjq/. In both, Event is a union
+discriminated by kind (one *Kind*Event type per kind, with its payload type), and
+the strings whose values are closed (a decision, its scope, an outcome) are enums.
 
 Protocol version: **` + ProtocolVersion + `** (semver).
 
