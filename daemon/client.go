@@ -291,6 +291,7 @@ func init() {
 		"session.resume":              onSession(false, resume),
 		"session.prompt":              onSession(true, prompt),
 		"session.interrupt":           onSession(true, interrupt),
+		"session.setTitle":            onSession(true, setTitle),
 		"session.setMode":             onSession(true, setMode),
 		"session.compact":             onSession(true, compact),
 		"session.close":               onSession(true, closeSession),

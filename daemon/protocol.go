@@ -128,6 +128,22 @@ type CreateParams struct {
 	Policy  []string `json:"policy,omitempty"`
 	Args    []string `json:"args,omitempty"`
 	Partial bool     `json:"partial,omitempty"`
+	// Title names the session in session.list (session.setTitle changes it).
+	Title string `json:"title,omitempty"`
+}
+
+// ListParams are session.list's params: every field narrows the list.
+type ListParams struct {
+	// Workdir lists the sessions of that working directory only.
+	Workdir string `json:"workdir,omitempty"`
+	// Live lists the sessions still running only (ended: false).
+	Live bool `json:"live,omitempty"`
+}
+
+// SetTitleParams are session.setTitle's params.
+type SetTitleParams struct {
+	SessionID string `json:"sessionId"`
+	Title     string `json:"title"`
 }
 
 // CreateResult is session.create's result.
@@ -146,6 +162,9 @@ type SessionInfo struct {
 	Created   string `json:"created"`
 	Ended     bool   `json:"ended"`
 	Outcome   string `json:"outcome,omitempty" enum:"success,error,denied,interrupted,timeout,stalled,closed,crashed"`
+	// Title is the session's title (session.create, session.setTitle),
+	// else the first line of its first prompt, cut at 80 characters.
+	Title     string `json:"title,omitempty"`
 	LastSeq   int64  `json:"lastSeq"`
 	Recording string `json:"recording"`
 	Pending   int    `json:"pendingApprovals"`
@@ -376,6 +395,9 @@ type (
 		Who      string `json:"who,omitempty"`
 		Decision string `json:"decision,omitempty" enum:"allow,deny"`
 	}
+	TitledPayload struct {
+		Title string `json:"title"`
+	}
 	SessionEndedPayload struct {
 		Outcome  string `json:"outcome" enum:"success,error,denied,interrupted,timeout,stalled,closed,crashed"`
 		ExitCode int    `json:"exitCode"`
@@ -405,6 +427,7 @@ var EventKinds = []struct {
 	{"approval.pending", "an approval is waiting for a client", ApprovalEventPayload{}},
 	{"approval.resolved", "an approval was answered", ApprovalEventPayload{}},
 	{"session.ended", "the agent's process ended; the session can be read, not driven", SessionEndedPayload{}},
+	{"session.titled", "the session's title was set (session.create's title, session.setTitle)", TitledPayload{}},
 }
 
 // Methods is the method table.
@@ -414,7 +437,8 @@ var Methods = []Method{
 	{Name: "system.health", Doc: "A sign of life.", Params: Empty{}, Result: HealthResult{}},
 	{Name: "system.shutdown", Doc: "Close every session (staged shutdown) and exit.", Params: Empty{}, Result: Empty{}},
 	{Name: "session.create", Doc: "Start an agent session (spawn's session core), recorded to $AGENTJQ_HOME/sessions/<id>.rec.", Params: CreateParams{}, Result: CreateResult{}},
-	{Name: "session.list", Doc: "Live sessions and the recordings of ended ones.", Params: Empty{}, Result: ListResult{}},
+	{Name: "session.list", Doc: "Live sessions and the recordings of ended ones, oldest first, each with its title; workdir and live narrow the list.", Params: ListParams{}, Result: ListResult{}},
+	{Name: "session.setTitle", Doc: "Name a live session (a session.titled event; session.list shows it).", Params: SetTitleParams{}, Result: Empty{}},
 	{Name: "session.subscribe", Doc: "Events of a session: from the log after afterSeq (if given), then live, with no gap and no duplicate. kinds and a jq filter narrow them: the filter is the language of agentjq filter (agentlib included, no $ENV, no input), run on each session.event's params; an event is sent when its first output is truthy, and a program that does not compile fails invalid_params.", Params: SubscribeParams{}, Result: SubscribeResult{}},
 	{Name: "session.unsubscribe", Doc: "Stop a subscription.", Params: SessionRef{}, Result: Empty{}},
 	{Name: "session.resume", Doc: "session.subscribe from afterSeq, all kinds; the result lists the approvals still pending.", Params: ResumeParams{}, Result: SubscribeResult{}},

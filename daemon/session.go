@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -68,6 +69,8 @@ type Session struct {
 	subagents subagents
 	ownReqs   map[string]string
 	reqSeq    int
+	title     string // session.titled's
+	firstText string // the first prompt's first line, the title without one
 	modeSeen  atomic.Bool
 	closeOnce sync.Once
 
@@ -97,11 +100,14 @@ func (s *Session) info() SessionInfo {
 	seq, ended, outcome := s.seq, s.isEnd, string(s.report.Outcome)
 	s.mu.Unlock()
 	s.infoMu.Lock()
-	mode, asid := s.mode, s.agentSID
+	mode, asid, title := s.mode, s.agentSID, s.title
+	if title == "" {
+		title = s.firstText
+	}
 	s.infoMu.Unlock()
 	return SessionInfo{SessionID: s.ID, Workdir: s.Workdir, Agent: s.Agent, Model: s.Model, Mode: mode,
 		Created: s.created.UTC().Format(time.RFC3339Nano), Ended: ended, Outcome: outcome, LastSeq: seq,
-		Recording: s.path, Pending: len(s.srv.approvals.list(s.ID)), AgentSessionID: asid}
+		Recording: s.path, Pending: len(s.srv.approvals.list(s.ID)), AgentSessionID: asid, Title: title}
 }
 
 // start creates and runs a session.
@@ -329,11 +335,36 @@ func (s *Session) turn(text string, message json.RawMessage) (int64, error) {
 	if s.ended() {
 		return 0, rpcErr(CodeSessionEnded, "session "+s.ID+" has ended", nil)
 	}
+	s.noteText(text)
 	seq := s.emit("turn.started", TurnStartedPayload{Text: text})
 	if err := s.write(line); err != nil {
 		return 0, err
 	}
 	return seq, nil
+}
+
+// noteText keeps the first prompt's first line, cut at 80 characters:
+// the title of a session nobody named.
+func (s *Session) noteText(text string) {
+	line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
+	line = strings.TrimSpace(line)
+	if r := []rune(line); len(r) > 80 {
+		line = string(r[:79]) + "…"
+	}
+	s.infoMu.Lock()
+	if s.firstText == "" {
+		s.firstText = line
+	}
+	s.infoMu.Unlock()
+}
+
+// setTitle names the session: a session.titled event, so that the
+// recording keeps it.
+func (s *Session) setTitle(t string) {
+	s.infoMu.Lock()
+	s.title = t
+	s.infoMu.Unlock()
+	s.emit("session.titled", TitledPayload{Title: t})
 }
 
 func (s *Session) control(subtype string, body map[string]any) error {
@@ -636,6 +667,24 @@ func (srv *Server) loadEnded(id, path string) (*Session, error) {
 	s := &Session{srv: srv, ID: id, path: path, readOnly: true, isEnd: true, subs: map[*subscription]struct{}{}, done: make(chan struct{})}
 	if n := len(events); n > 0 {
 		s.seq = events[n-1].seq
+	}
+	for _, ev := range events {
+		var e struct {
+			Payload struct {
+				Text  string `json:"text"`
+				Title string `json:"title"`
+			} `json:"payload"`
+		}
+		switch ev.kind {
+		case "turn.started":
+			if json.Unmarshal(ev.line, &e) == nil && e.Payload.Text != "" {
+				s.noteText(e.Payload.Text)
+			}
+		case "session.titled":
+			if json.Unmarshal(ev.line, &e) == nil {
+				s.title = e.Payload.Title
+			}
+		}
 	}
 	if f, err := os.Open(path); err == nil {
 		line, _ := bufio.NewReader(f).ReadBytes('\n')

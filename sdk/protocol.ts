@@ -104,6 +104,7 @@ export interface CreateParams {
   model?: string;
   partial?: boolean;
   policy?: string[];
+  title?: string;
   workdir: string;
 }
 
@@ -159,7 +160,8 @@ export type Event =
   | TurnDoneEvent
   | ApprovalPendingEvent
   | ApprovalResolvedEvent
-  | SessionEndedEvent;
+  | SessionEndedEvent
+  | SessionTitledEvent;
 
 export interface HealthResult {
   ok: boolean;
@@ -191,6 +193,11 @@ export interface InfoResult {
   serverVersion: string;
   sessions: number;
   socket?: string;
+}
+
+export interface ListParams {
+  live?: boolean;
+  workdir?: string;
 }
 
 export interface ListResult {
@@ -298,6 +305,7 @@ export interface SessionInfo {
   pendingApprovals: number;
   recording: string;
   sessionId: string;
+  title?: string;
   workdir: string;
 }
 
@@ -305,9 +313,23 @@ export interface SessionRef {
   sessionId: string;
 }
 
+/** the session's title was set (session.create's title, session.setTitle) */
+export interface SessionTitledEvent {
+  kind: "session.titled";
+  payload: TitledPayload;
+  seq: number;
+  sessionId: string;
+  ts: string;
+}
+
 export interface SetModeParams {
   mode: string;
   sessionId: string;
+}
+
+export interface SetTitleParams {
+  sessionId: string;
+  title: string;
 }
 
 /** a subagent ended, once: task_notification for a backgrounded Task (its status), else the Task call's tool_result (completed or failed) */
@@ -356,6 +378,10 @@ export interface SubscribeResult {
   lastSeq: number;
   pendingApprovals: ApprovalInfo[];
   sessionId: string;
+}
+
+export interface TitledPayload {
+  title: string;
 }
 
 /** a tool_use block of an assistant message */
@@ -465,14 +491,16 @@ export interface ClientMethods {
   "session.deleteSaved": { params: SessionRef; result: Empty };
   /** Interrupt the turn in flight: claude's interrupt control request; the turn ends (turn.done), the session goes on. */
   "session.interrupt": { params: SessionRef; result: Empty };
-  /** Live sessions and the recordings of ended ones. */
-  "session.list": { params: Empty; result: ListResult };
+  /** Live sessions and the recordings of ended ones, oldest first, each with its title; workdir and live narrow the list. */
+  "session.list": { params: ListParams; result: ListResult };
   /** Send a user turn; returns at once with the turn's first seq (turn.started); turn.done ends it. */
   "session.prompt": { params: PromptParams; result: PromptResult };
   /** session.subscribe from afterSeq, all kinds; the result lists the approvals still pending. */
   "session.resume": { params: ResumeParams; result: SubscribeResult };
   /** set_permission_mode: default, acceptEdits, plan, bypassPermissions, dontAsk. */
   "session.setMode": { params: SetModeParams; result: Empty };
+  /** Name a live session (a session.titled event; session.list shows it). */
+  "session.setTitle": { params: SetTitleParams; result: Empty };
   /** Events of a session: from the log after afterSeq (if given), then live, with no gap and no duplicate. kinds and a jq filter narrow them: the filter is the language of agentjq filter (agentlib included, no $ENV, no input), run on each session.event's params; an event is sent when its first output is truthy, and a program that does not compile fails invalid_params. */
   "session.subscribe": { params: SubscribeParams; result: SubscribeResult };
   /** Stop a subscription. */
@@ -532,6 +560,8 @@ export interface EventPayloads {
   "mode.changed": ModeChangedPayload;
   /** the agent's process ended; the session can be read, not driven */
   "session.ended": SessionEndedPayload;
+  /** the session's title was set (session.create's title, session.setTitle) */
+  "session.titled": TitledPayload;
   /** a subagent ended, once: task_notification for a backgrounded Task (its status), else the Task call's tool_result (completed or failed) */
   "subagent.done": SubagentPayload;
   /** a subagent started, once per subagent: its Task/Agent tool call, or a task_started line without one (status started) */

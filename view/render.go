@@ -245,6 +245,12 @@ func (r *Renderer) daemonEvent(line []byte) {
 		}
 		_ = decode(ev.Payload, &p)
 		r.put(0, r.st.dim.Sprint("…"), r.st.dim.Sprintf("%s waits for a client (%s)", p.Tool, p.ID))
+	case "session.titled":
+		var p struct {
+			Title string `json:"title"`
+		}
+		_ = decode(ev.Payload, &p)
+		r.put(0, r.st.dim.Sprint("●"), r.st.dim.Sprint("title  "+fit(oneLine(p.Title), r.budget(0, "title  "))))
 	case "turn.started":
 		var p struct {
 			Text string `json:"text"`

@@ -53,6 +53,8 @@ export function describe(ev: Event): string {
       return `approval ${ev.payload.id} ${ev.payload.decision ?? "pending"}`;
     case "session.ended":
       return ended(ev.payload);
+    case "session.titled":
+      return `titled ${ev.payload.title}`;
     default: {
       // Every kind is handled: a new one fails this assignment.
       const unhandled: never = ev;
