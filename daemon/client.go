@@ -292,6 +292,7 @@ func init() {
 		"session.prompt":              onSession(true, prompt),
 		"session.interrupt":           onSession(true, interrupt),
 		"session.setTitle":            onSession(true, setTitle),
+		"session.steer":               onSession(true, steer),
 		"session.setMode":             onSession(true, setMode),
 		"session.compact":             onSession(true, compact),
 		"session.close":               onSession(true, closeSession),

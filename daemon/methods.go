@@ -78,6 +78,7 @@ type sessionParams interface{ sessionID() string }
 
 func (p SessionRef) sessionID() string       { return p.SessionID }
 func (p SetTitleParams) sessionID() string   { return p.SessionID }
+func (p SteerParams) sessionID() string      { return p.SessionID }
 func (p SubscribeParams) sessionID() string  { return p.SessionID }
 func (p ResumeParams) sessionID() string     { return p.SessionID }
 func (p PromptParams) sessionID() string     { return p.SessionID }
@@ -159,6 +160,13 @@ func checkTitle(title string) error {
 		return rpcErr(CodeInvalidParams, "title must be one line of 1 to 200 characters", nil)
 	}
 	return nil
+}
+
+func steer(ctx context.Context, c *client, s *Session, p SteerParams) (any, error) {
+	if p.Text == "" {
+		return nil, rpcErr(CodeInvalidParams, "text is required", nil)
+	}
+	return jsonrpc.Async(func() (any, error) { return s.steer(ctx, p.Text) }), nil
 }
 
 func interrupt(ctx context.Context, c *client, s *Session, p SessionRef) (any, error) {

@@ -140,6 +140,21 @@ type ListParams struct {
 	Live bool `json:"live,omitempty"`
 }
 
+// SteerParams are session.steer's params.
+type SteerParams struct {
+	SessionID string `json:"sessionId"`
+	Text      string `json:"text"`
+}
+
+// SteerResult is session.steer's result: the seq of its turn.steered
+// event, and what claude said it did (its interrupt answer's send_now:
+// stopped, delivering or nothing_waiting; absent from a CLI without
+// interrupt_send_now_v1, which took the request as a plain interrupt).
+type SteerResult struct {
+	FirstSeq int64  `json:"firstSeq"`
+	SendNow  string `json:"sendNow,omitempty" enum:"stopped,delivering,nothing_waiting"`
+}
+
 // SetTitleParams are session.setTitle's params.
 type SetTitleParams struct {
 	SessionID string `json:"sessionId"`
@@ -427,6 +442,7 @@ var EventKinds = []struct {
 	{"approval.pending", "an approval is waiting for a client", ApprovalEventPayload{}},
 	{"approval.resolved", "an approval was answered", ApprovalEventPayload{}},
 	{"session.ended", "the agent's process ended; the session can be read, not driven", SessionEndedPayload{}},
+	{"turn.steered", "a user message sent to reach the model now (session.steer): claude takes it into the running turn, or stops that turn (its turn.done, error_during_execution) and answers the message in the next turn.done", TurnStartedPayload{}},
 	{"session.titled", "the session's title was set (session.create's title, session.setTitle)", TitledPayload{}},
 }
 
@@ -443,6 +459,7 @@ var Methods = []Method{
 	{Name: "session.unsubscribe", Doc: "Stop a subscription.", Params: SessionRef{}, Result: Empty{}},
 	{Name: "session.resume", Doc: "session.subscribe from afterSeq, all kinds; the result lists the approvals still pending.", Params: ResumeParams{}, Result: SubscribeResult{}},
 	{Name: "session.prompt", Doc: "Send a user turn; returns at once with the turn's first seq (turn.started); turn.done ends it.", Params: PromptParams{}, Result: PromptResult{}},
+	{Name: "session.steer", Doc: "Add a user message to the running turn: sent with a uuid, then claude's interrupt with send_now for it, so that it reaches the model now instead of after the turn: claude moves what the turn waits on to the background so the turn takes the message in, or stops the turn and answers the message next (sendNow stopped; what claude 2.1.328 and 2.1.332 do under a running Bash call). With no turn running it is a turn of its own. Returns once claude has answered.", Params: SteerParams{}, Result: SteerResult{}},
 	{Name: "session.interrupt", Doc: "Interrupt the turn in flight: claude's interrupt control request; the turn ends (turn.done), the session goes on.", Params: SessionRef{}, Result: Empty{}},
 	{Name: "session.setMode", Doc: "set_permission_mode: default, acceptEdits, plan, bypassPermissions, dontAsk.", Params: SetModeParams{}, Result: Empty{}},
 	{Name: "session.compact", Doc: "Send /compact as a turn (what claude does headless).", Params: SessionRef{}, Result: PromptResult{}},

@@ -68,6 +68,7 @@ type Session struct {
 	commands  []CommandInfo
 	subagents subagents
 	ownReqs   map[string]string
+	waiting   map[string]chan controlAnswer // own requests whose answer a method waits for
 	reqSeq    int
 	title     string // session.titled's
 	firstText string // the first prompt's first line, the title without one
@@ -141,7 +142,7 @@ func (srv *Server) startSession(p CreateParams) (*Session, error) {
 	}
 	s := &Session{srv: srv, ID: newSessionID(), Workdir: p.Workdir, Agent: p.Agent, Model: p.Model, created: time.Now(),
 		partial: p.Partial, subs: map[*subscription]struct{}{}, chain: chain, mode: p.Mode,
-		ownReqs: map[string]string{}, done: make(chan struct{}), sigs: make(chan os.Signal, 4)}
+		ownReqs: map[string]string{}, waiting: map[string]chan controlAnswer{}, done: make(chan struct{}), sigs: make(chan os.Signal, 4)}
 	s.path = srv.recordingPath(s.ID)
 	f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
@@ -367,10 +368,78 @@ func (s *Session) setTitle(t string) {
 	s.emit("session.titled", TitledPayload{Title: t})
 }
 
+// controlAnswer is claude's control_response to one of the daemon's own
+// requests.
+type controlAnswer struct {
+	ok   bool
+	err  string
+	body json.RawMessage
+}
+
+// steer writes a user message with a uuid, then claude's interrupt with
+// send_now for it (the send-now key of claude's own terminal): the
+// running turn takes the message in rather than queueing it for a turn
+// of its own. It waits, bounded, for claude's answer.
+func (s *Session) steer(ctx context.Context, text string) (SteerResult, error) {
+	uuid := newUUID()
+	line, _ := json.Marshal(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": text},
+		"parent_tool_use_id": nil, "session_id": "", "uuid": uuid})
+	if s.ended() {
+		return SteerResult{}, rpcErr(CodeSessionEnded, "session "+s.ID+" has ended", nil)
+	}
+	s.noteText(text)
+	seq := s.emit("turn.steered", TurnStartedPayload{Text: text})
+	if err := s.write(line); err != nil {
+		return SteerResult{}, err
+	}
+	ch := make(chan controlAnswer, 1)
+	if err := s.controlWith(protocol.SubInterrupt, map[string]any{"send_now": true, "message_uuid": uuid}, ch); err != nil {
+		return SteerResult{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, steerWait)
+	defer cancel()
+	select {
+	case a := <-ch:
+		if !a.ok {
+			return SteerResult{}, rpcErr(CodeInternal, "claude refused the send-now: "+a.err, nil)
+		}
+		var r struct {
+			SendNow string `json:"send_now"`
+		}
+		_ = json.Unmarshal(a.body, &r)
+		return SteerResult{FirstSeq: seq, SendNow: r.SendNow}, nil
+	case <-s.done:
+		return SteerResult{}, rpcErr(CodeSessionEnded, "session "+s.ID+" has ended", nil)
+	case <-ctx.Done():
+		return SteerResult{}, rpcErr(CodeInternal, fmt.Sprintf("claude did not answer the send-now within %s", steerWait), nil)
+	}
+}
+
+// steerWait bounds session.steer's wait for claude's answer.
+const steerWait = 30 * time.Second
+
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
 func (s *Session) control(subtype string, body map[string]any) error {
+	return s.controlWith(subtype, body, nil)
+}
+
+// controlWith sends one of the daemon's own control requests; its answer
+// goes to answer, when not nil.
+func (s *Session) controlWith(subtype string, body map[string]any, answer chan controlAnswer) error {
 	s.infoMu.Lock()
 	s.reqSeq++
 	id := fmt.Sprintf("agentjq-daemon-%s-%d", subtype, s.reqSeq)
+	if answer != nil {
+		s.waiting[id] = answer
+	}
 	s.ownReqs[id] = subtype
 	if m, ok := body["mode"].(string); ok {
 		s.ownReqs[id] = subtype + ":" + m

@@ -161,6 +161,7 @@ export type Event =
   | ApprovalPendingEvent
   | ApprovalResolvedEvent
   | SessionEndedEvent
+  | TurnSteeredEvent
   | SessionTitledEvent;
 
 export interface HealthResult {
@@ -332,6 +333,16 @@ export interface SetTitleParams {
   title: string;
 }
 
+export interface SteerParams {
+  sessionId: string;
+  text: string;
+}
+
+export interface SteerResult {
+  firstSeq: number;
+  sendNow?: "stopped" | "delivering" | "nothing_waiting";
+}
+
 /** a subagent ended, once: task_notification for a backgrounded Task (its status), else the Task call's tool_result (completed or failed) */
 export interface SubagentDoneEvent {
   kind: "subagent.done";
@@ -450,6 +461,15 @@ export interface TurnStartedPayload {
   text?: string;
 }
 
+/** a user message sent to reach the model now (session.steer): claude takes it into the running turn, or stops that turn (its turn.done, error_during_execution) and answers the message in the next turn.done */
+export interface TurnSteeredEvent {
+  kind: "turn.steered";
+  payload: TurnStartedPayload;
+  seq: number;
+  sessionId: string;
+  ts: string;
+}
+
 /** token usage and cost of a turn */
 export interface UsageEvent {
   kind: "usage";
@@ -501,6 +521,8 @@ export interface ClientMethods {
   "session.setMode": { params: SetModeParams; result: Empty };
   /** Name a live session (a session.titled event; session.list shows it). */
   "session.setTitle": { params: SetTitleParams; result: Empty };
+  /** Add a user message to the running turn: sent with a uuid, then claude's interrupt with send_now for it, so that it reaches the model now instead of after the turn: claude moves what the turn waits on to the background so the turn takes the message in, or stops the turn and answers the message next (sendNow stopped; what claude 2.1.328 and 2.1.332 do under a running Bash call). With no turn running it is a turn of its own. Returns once claude has answered. */
+  "session.steer": { params: SteerParams; result: SteerResult };
   /** Events of a session: from the log after afterSeq (if given), then live, with no gap and no duplicate. kinds and a jq filter narrow them: the filter is the language of agentjq filter (agentlib included, no $ENV, no input), run on each session.event's params; an event is sent when its first output is truthy, and a program that does not compile fails invalid_params. */
   "session.subscribe": { params: SubscribeParams; result: SubscribeResult };
   /** Stop a subscription. */
@@ -576,6 +598,8 @@ export interface EventPayloads {
   "turn.done": TurnDonePayload;
   /** a turn was sent to the agent (session.prompt, command.run) */
   "turn.started": TurnStartedPayload;
+  /** a user message sent to reach the model now (session.steer): claude takes it into the running turn, or stops that turn (its turn.done, error_during_execution) and answers the message in the next turn.done */
+  "turn.steered": TurnStartedPayload;
   /** token usage and cost of a turn */
   "usage": UsagePayload;
 }

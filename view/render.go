@@ -251,7 +251,7 @@ func (r *Renderer) daemonEvent(line []byte) {
 		}
 		_ = decode(ev.Payload, &p)
 		r.put(0, r.st.dim.Sprint("●"), r.st.dim.Sprint("title  "+fit(oneLine(p.Title), r.budget(0, "title  "))))
-	case "turn.started":
+	case "turn.started", "turn.steered":
 		var p struct {
 			Text string `json:"text"`
 		}

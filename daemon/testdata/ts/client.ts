@@ -28,6 +28,8 @@ export function describe(ev: Event): string {
       return `line ${JSON.stringify(ev.payload.line)}`;
     case "turn.started":
       return `turn: ${ev.payload.text ?? ""}`;
+    case "turn.steered":
+      return `steered: ${ev.payload.text ?? ""}`;
     case "message.delta":
       return ev.payload.text;
     case "message.done":
