@@ -293,6 +293,7 @@ func init() {
 		"session.interrupt":           onSession(true, interrupt),
 		"session.setTitle":            onSession(true, setTitle),
 		"session.steer":               onSession(true, steer),
+		"session.fork":                onSession(false, fork),
 		"session.setMode":             onSession(true, setMode),
 		"session.compact":             onSession(true, compact),
 		"session.close":               onSession(true, closeSession),

@@ -79,6 +79,7 @@ type sessionParams interface{ sessionID() string }
 func (p SessionRef) sessionID() string       { return p.SessionID }
 func (p SetTitleParams) sessionID() string   { return p.SessionID }
 func (p SteerParams) sessionID() string      { return p.SessionID }
+func (p ForkParams) sessionID() string       { return p.SessionID }
 func (p SubscribeParams) sessionID() string  { return p.SessionID }
 func (p ResumeParams) sessionID() string     { return p.SessionID }
 func (p PromptParams) sessionID() string     { return p.SessionID }
@@ -160,6 +161,51 @@ func checkTitle(title string) error {
 		return rpcErr(CodeInvalidParams, "title must be one line of 1 to 200 characters", nil)
 	}
 	return nil
+}
+
+func fork(ctx context.Context, c *client, s *Session, p ForkParams) (any, error) {
+	if p.Title != "" {
+		if err := checkTitle(p.Title); err != nil {
+			return nil, err
+		}
+	}
+	info := s.info()
+	if info.AgentSessionID == "" {
+		return nil, rpcErr(CodeInvalidParams, "session "+s.ID+" has no claude session to fork yet (its agent has not started)", nil)
+	}
+	cp := s.params
+	if cp.Workdir == "" {
+		cp = CreateParams{Workdir: info.Workdir, Agent: info.Agent}
+	}
+	cp.Args = append(withoutResume(cp.Args), "--resume", info.AgentSessionID, "--fork-session")
+	cp.Title = strings.TrimSpace(p.Title)
+	if cp.Title == "" && info.Title != "" {
+		cp.Title = info.Title + " (fork)"
+		if r := []rune(cp.Title); len(r) > 200 {
+			cp.Title = string(r[:199]) + "…"
+		}
+	}
+	return create(ctx, c, cp)
+}
+
+// withoutResume drops a --resume/--continue/--fork-session the source was
+// started with: the fork names its own.
+func withoutResume(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		name, _, hasVal := strings.Cut(args[i], "=")
+		switch name {
+		case "--resume", "-r":
+			if !hasVal && i+1 < len(args) {
+				i++
+			}
+			continue
+		case "--continue", "-c", "--fork-session":
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
 }
 
 func steer(ctx context.Context, c *client, s *Session, p SteerParams) (any, error) {

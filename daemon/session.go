@@ -70,8 +70,9 @@ type Session struct {
 	ownReqs   map[string]string
 	waiting   map[string]chan controlAnswer // own requests whose answer a method waits for
 	reqSeq    int
-	title     string // session.titled's
-	firstText string // the first prompt's first line, the title without one
+	params    CreateParams // what it was created with (a fork's defaults)
+	title     string       // session.titled's
+	firstText string       // the first prompt's first line, the title without one
 	modeSeen  atomic.Bool
 	closeOnce sync.Once
 
@@ -141,7 +142,7 @@ func (srv *Server) startSession(p CreateParams) (*Session, error) {
 		return nil, rpcErr(CodeInvalidParams, err.Error(), nil)
 	}
 	s := &Session{srv: srv, ID: newSessionID(), Workdir: p.Workdir, Agent: p.Agent, Model: p.Model, created: time.Now(),
-		partial: p.Partial, subs: map[*subscription]struct{}{}, chain: chain, mode: p.Mode,
+		partial: p.Partial, params: p, subs: map[*subscription]struct{}{}, chain: chain, mode: p.Mode,
 		ownReqs: map[string]string{}, waiting: map[string]chan controlAnswer{}, done: make(chan struct{}), sigs: make(chan os.Signal, 4)}
 	s.path = srv.recordingPath(s.ID)
 	f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
@@ -752,6 +753,17 @@ func (srv *Server) loadEnded(id, path string) (*Session, error) {
 		case "session.titled":
 			if json.Unmarshal(ev.line, &e) == nil {
 				s.title = e.Payload.Title
+			}
+		case "agent.line":
+			if s.agentSID == "" && bytes.Contains(ev.line, []byte(`"subtype":"init"`)) {
+				var l struct {
+					Payload struct {
+						Line agentLine `json:"line"`
+					} `json:"payload"`
+				}
+				if json.Unmarshal(ev.line, &l) == nil && l.Payload.Line.Type == "system" && l.Payload.Line.Subtype == "init" {
+					s.agentSID = l.Payload.Line.SessionID
+				}
 			}
 		}
 	}

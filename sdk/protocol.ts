@@ -164,6 +164,11 @@ export type Event =
   | TurnSteeredEvent
   | SessionTitledEvent;
 
+export interface ForkParams {
+  sessionId: string;
+  title?: string;
+}
+
 export interface HealthResult {
   ok: boolean;
   sessions: number;
@@ -509,6 +514,8 @@ export interface ClientMethods {
   "session.create": { params: CreateParams; result: CreateResult };
   /** Delete an ended session's recording (agentjq's own file only). */
   "session.deleteSaved": { params: SessionRef; result: Empty };
+  /** A new session that starts from a session's conversation (claude --resume <its agentSessionId> --fork-session, in its workdir, with its create params): the source goes on unchanged, live or ended. Fails invalid_params before the source's agent has started (no agentSessionId yet). */
+  "session.fork": { params: ForkParams; result: CreateResult };
   /** Interrupt the turn in flight: claude's interrupt control request; the turn ends (turn.done), the session goes on. */
   "session.interrupt": { params: SessionRef; result: Empty };
   /** Live sessions and the recordings of ended ones, oldest first, each with its title; workdir and live narrow the list. */
