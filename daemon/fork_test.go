@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,8 +12,9 @@ import (
 // session.fork starts a new session from a session's conversation
 // (claude --resume --fork-session): the fork's claude session is a new
 // one whose transcript holds the source's turn, the source goes on
-// without the fork's, the fork is titled after the source; an ended
-// session forks too.
+// without the fork's, the fork is titled after the source; a fork at a
+// message (atMessage, claude --resume-session-at) holds the conversation
+// up to it only; an ended session forks too.
 func TestLiveForkSession(t *testing.T) {
 	srv, wd := liveServer(t, Options{})
 	a := connect(t, srv, true)
@@ -76,6 +78,31 @@ func TestLiveForkSession(t *testing.T) {
 	}
 	if strings.Contains(st, "in-the-fork") || !strings.Contains(st, "back-in-the-source") {
 		t.Error("the source's transcript has the fork's turn, or lacks its own")
+	}
+
+	// A fork at the source's first answer has the first turn only.
+	var first string
+	for _, e := range eventsOf(a, src) {
+		var p struct {
+			Line struct {
+				Type string `json:"type"`
+				UUID string `json:"uuid"`
+			} `json:"line"`
+		}
+		if e.Kind == "agent.line" && json.Unmarshal(e.Payload, &p) == nil && p.Line.Type == "assistant" && first == "" {
+			first = p.Line.UUID
+		}
+	}
+	at := create("session.fork", ForkParams{SessionID: src, AtMessage: first})
+	turn(at, "SAY at-the-first", 1)
+	a.must("session.list", ListParams{}, &lr)
+	for _, s := range lr.Sessions {
+		if s.SessionID == at {
+			tr := transcript(s.AgentSessionID)
+			if !strings.Contains(tr, "remember-kiwi") || strings.Contains(tr, "back-in-the-source") || !strings.Contains(tr, "at-the-first") {
+				t.Errorf("the fork at %s does not hold the first turn only", first)
+			}
+		}
 	}
 
 	// An ended session forks from its recording's init.

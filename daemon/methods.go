@@ -178,6 +178,9 @@ func fork(ctx context.Context, c *client, s *Session, p ForkParams) (any, error)
 		cp = CreateParams{Workdir: info.Workdir, Agent: info.Agent}
 	}
 	cp.Args = append(withoutResume(cp.Args), "--resume", info.AgentSessionID, "--fork-session")
+	if p.AtMessage != "" {
+		cp.Args = append(cp.Args, "--resume-session-at", p.AtMessage)
+	}
 	cp.Title = strings.TrimSpace(p.Title)
 	if cp.Title == "" && info.Title != "" {
 		cp.Title = info.Title + " (fork)"
@@ -196,6 +199,11 @@ func withoutResume(args []string) []string {
 		name, _, hasVal := strings.Cut(args[i], "=")
 		switch name {
 		case "--resume", "-r":
+			if !hasVal && i+1 < len(args) {
+				i++
+			}
+			continue
+		case "--resume-session-at":
 			if !hasVal && i+1 < len(args) {
 				i++
 			}

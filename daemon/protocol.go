@@ -160,6 +160,10 @@ type ForkParams struct {
 	SessionID string `json:"sessionId"`
 	// Title names the fork (default: the source's title and "(fork)").
 	Title string `json:"title,omitempty"`
+	// AtMessage forks from the conversation up to and including the
+	// message with this uuid (a uuid of the source's agent lines: claude
+	// --resume-session-at); none: all of it.
+	AtMessage string `json:"atMessage,omitempty"`
 }
 
 // SetTitleParams are session.setTitle's params.
@@ -467,7 +471,7 @@ var Methods = []Method{
 	{Name: "session.resume", Doc: "session.subscribe from afterSeq, all kinds; the result lists the approvals still pending.", Params: ResumeParams{}, Result: SubscribeResult{}},
 	{Name: "session.prompt", Doc: "Send a user turn; returns at once with the turn's first seq (turn.started); turn.done ends it.", Params: PromptParams{}, Result: PromptResult{}},
 	{Name: "session.steer", Doc: "Add a user message to the running turn: sent with a uuid, then claude's interrupt with send_now for it, so that it reaches the model now instead of after the turn: claude moves what the turn waits on to the background so the turn takes the message in, or stops the turn and answers the message next (sendNow stopped; what claude 2.1.328 and 2.1.332 do under a running Bash call). With no turn running it is a turn of its own. Returns once claude has answered.", Params: SteerParams{}, Result: SteerResult{}},
-	{Name: "session.fork", Doc: "A new session that starts from a session's conversation (claude --resume <its agentSessionId> --fork-session, in its workdir, with its create params): the source goes on unchanged, live or ended. Fails invalid_params before the source's agent has started (no agentSessionId yet).", Params: ForkParams{}, Result: CreateResult{}},
+	{Name: "session.fork", Doc: "A new session that starts from a session's conversation (claude --resume <its agentSessionId> --fork-session, in its workdir, with its create params): the source goes on unchanged, live or ended. atMessage forks at one of its messages (--resume-session-at: the conversation up to and including the agent line with that uuid). Fails invalid_params before the source's agent has started (no agentSessionId yet).", Params: ForkParams{}, Result: CreateResult{}},
 	{Name: "session.interrupt", Doc: "Interrupt the turn in flight: claude's interrupt control request; the turn ends (turn.done), the session goes on.", Params: SessionRef{}, Result: Empty{}},
 	{Name: "session.setMode", Doc: "set_permission_mode: default, acceptEdits, plan, bypassPermissions, dontAsk.", Params: SetModeParams{}, Result: Empty{}},
 	{Name: "session.compact", Doc: "Send /compact as a turn (what claude does headless).", Params: SessionRef{}, Result: PromptResult{}},

@@ -165,6 +165,7 @@ export type Event =
   | SessionTitledEvent;
 
 export interface ForkParams {
+  atMessage?: string;
   sessionId: string;
   title?: string;
 }
@@ -514,7 +515,7 @@ export interface ClientMethods {
   "session.create": { params: CreateParams; result: CreateResult };
   /** Delete an ended session's recording (agentjq's own file only). */
   "session.deleteSaved": { params: SessionRef; result: Empty };
-  /** A new session that starts from a session's conversation (claude --resume <its agentSessionId> --fork-session, in its workdir, with its create params): the source goes on unchanged, live or ended. Fails invalid_params before the source's agent has started (no agentSessionId yet). */
+  /** A new session that starts from a session's conversation (claude --resume <its agentSessionId> --fork-session, in its workdir, with its create params): the source goes on unchanged, live or ended. atMessage forks at one of its messages (--resume-session-at: the conversation up to and including the agent line with that uuid). Fails invalid_params before the source's agent has started (no agentSessionId yet). */
   "session.fork": { params: ForkParams; result: CreateResult };
   /** Interrupt the turn in flight: claude's interrupt control request; the turn ends (turn.done), the session goes on. */
   "session.interrupt": { params: SessionRef; result: Empty };
