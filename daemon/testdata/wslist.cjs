@@ -44,7 +44,9 @@ function rpc(ws, onMessage) {
   const titles = async (params) => Object.fromEntries((await call("session.list", params)).sessions.map((s) => [s.sessionId, s.title ?? null]));
   out.first = await titles({});
   await call("session.setTitle", { sessionId: b.sessionId, title: "Say hello" });
-  out.titledEvent = events.find((e) => e.kind === "session.titled")?.payload?.title ?? null;
+  // The event may come after the call's answer: wait for it.
+  await until(() => events.some((e) => e.kind === "session.titled"));
+  out.titledEvent = events.find((e) => e.kind === "session.titled").payload.title;
   try { await call("session.setTitle", { sessionId: b.sessionId, title: "two\nlines" }); out.badTitle = "accepted"; }
   catch (e) { out.badTitle = e.data.code; }
   out.renamed = await titles({});
