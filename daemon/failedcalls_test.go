@@ -63,3 +63,36 @@ func TestLiveFailedCallsKeepEventsFlowing(t *testing.T) {
 		t.Fatalf("f got %d turn.done, want %d", got, turns)
 	}
 }
+
+// Subscribes and resumes while the session writes fast: each new
+// subscription replays the log from its afterSeq and goes live with no
+// gap, no duplicate and no spurious resume_gap, whatever the session
+// wrote between the read of the log and the switch to live.
+func TestResumeWhileWriting(t *testing.T) {
+	srv := tickerServer(t, "ticker:3000:200us")
+	a := connect(t, srv, true)
+	a.hello(srv.Token())
+	var cr CreateResult
+	a.must("session.create", CreateParams{Workdir: t.TempDir()}, &cr)
+	sid := cr.SessionID
+	a.must("session.prompt", PromptParams{SessionID: sid, Text: "go"}, nil)
+	s, _ := srv.session(sid)
+	for i := 0; i < 12; i++ {
+		after := s.lastSeq() / 2
+		c := connect(t, srv, true)
+		c.hello(srv.Token())
+		method, params := "session.resume", any(ResumeParams{SessionID: sid, AfterSeq: after})
+		if i%2 == 1 {
+			method, params = "session.subscribe", SubscribeParams{SessionID: sid, AfterSeq: &after}
+		}
+		var r SubscribeResult
+		c.must(method, params, &r)
+		want := r.LastSeq + 20
+		c.waitFor("events past the switch", 60*time.Second, func() bool {
+			evs := c.events[sid]
+			return len(evs) > 0 && evs[len(evs)-1].Seq >= want || hasKind(evs, "session.ended", 1)
+		})
+		checkSeqs(t, method, eventsOf(c, sid), after+1)
+		c.conn.Close()
+	}
+}

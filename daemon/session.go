@@ -91,6 +91,22 @@ func (s *Session) ended() bool {
 	return s.isEnd
 }
 
+// seqAndOffset is the last seq and where the recording stood then: every
+// later event is written past that offset (events are written whole,
+// under the append lock). 0 when the file is not at hand (an ended
+// session).
+func (s *Session) seqAndOffset() (int64, int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var off int64
+	if s.file != nil && !s.isEnd {
+		if o, err := s.file.Seek(0, io.SeekCurrent); err == nil {
+			off = o
+		}
+	}
+	return s.seq, off
+}
+
 func (s *Session) lastSeq() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -599,7 +615,7 @@ func (s *Session) subscribe(ctx context.Context, c *client, afterSeq int64, kind
 		sub.jq = p
 	}
 	// The log up to the seq of now, read with nothing registered yet.
-	upTo := s.lastSeq()
+	upTo, off := s.seqAndOffset()
 	gap := func(msg string, last int64) error {
 		return rpcErr(CodeResumeGap, msg, map[string]any{"lastSeq": last})
 	}
@@ -607,7 +623,6 @@ func (s *Session) subscribe(ctx context.Context, c *client, afterSeq int64, kind
 		return SubscribeResult{}, gap(fmt.Sprintf("afterSeq %d is beyond the session's last seq %d", afterSeq, upTo), upTo)
 	}
 	var events []loggedEvent
-	var off int64
 	if afterSeq < upTo {
 		var err error
 		events, off, err = readEventsFrom(s.path, 0, afterSeq, upTo)
@@ -618,9 +633,10 @@ func (s *Session) subscribe(ctx context.Context, c *client, afterSeq int64, kind
 			return SubscribeResult{}, gap(err.Error(), upTo)
 		}
 	}
-	// Then, under the append lock, the events written since (a few lines
-	// past off, which the synchronous writer has on disk), and the swap
-	// of the old subscription for the new one at that seq.
+	// Then, under the append lock, the events written since (the lines
+	// past off, where the log stood at upTo: the synchronous writer has
+	// them on disk), and the swap of the old subscription for the new one
+	// at that seq.
 	c.mu.Lock()
 	old := c.subs[s.ID]
 	c.mu.Unlock()
@@ -689,7 +705,8 @@ func readEvents(path string, after, upTo int64) ([]loggedEvent, error) {
 }
 
 // readEventsFrom is readEvents from byte offset off; it returns the
-// offset past the last whole line read (a line being written is not).
+// offset past the last event up to upTo (off when there is none), where
+// the events after upTo start.
 func readEventsFrom(path string, off, after, upTo int64) ([]loggedEvent, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -702,11 +719,10 @@ func readEventsFrom(path string, off, after, upTo int64) ([]loggedEvent, int64, 
 	r := bufio.NewReaderSize(f, 1<<16)
 	var out []loggedEvent
 	needle := []byte(`"dir":"` + string(DirDaemon) + `"`)
+	at, last := off, off
 	for {
 		line, err := r.ReadBytes('\n')
-		if err == nil {
-			off += int64(len(line))
-		}
+		at += int64(len(line))
 		if len(line) > 0 && bytes.Contains(line, needle) {
 			e, perr := recording.ParseEntry(line)
 			if perr == nil && e.Dir == DirDaemon && e.Msg != nil {
@@ -714,16 +730,21 @@ func readEventsFrom(path string, off, after, upTo int64) ([]loggedEvent, int64, 
 					Seq  int64  `json:"seq"`
 					Kind string `json:"kind"`
 				}
-				if json.Unmarshal(e.Msg, &ev) == nil && ev.Seq > after && ev.Seq <= upTo {
-					out = append(out, loggedEvent{seq: ev.Seq, kind: ev.Kind, line: append([]byte(nil), e.Msg...)})
+				if json.Unmarshal(e.Msg, &ev) == nil && ev.Seq <= upTo {
+					if err == nil {
+						last = at
+					}
+					if ev.Seq > after {
+						out = append(out, loggedEvent{seq: ev.Seq, kind: ev.Kind, line: append([]byte(nil), e.Msg...)})
+					}
 				}
 			}
 		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				return out, off, nil
+				return out, last, nil
 			}
-			return out, off, err
+			return out, last, err
 		}
 	}
 }
