@@ -6,6 +6,7 @@ MANDIR      = $(DESTDIR)$(PREFIX)/share/man
 BASHCOMPDIR = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR  = $(DESTDIR)$(PREFIX)/share/zsh/site-functions
 FISHCOMPDIR = $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+SHAREDIR    = $(DESTDIR)$(PREFIX)/share/agentjq
 GO         ?= go
 VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 LDFLAGS     = -s -w -X github.com/agentjq/agentjq/internal/buildinfo.version=$(VERSION)
@@ -49,6 +50,8 @@ install: build
 	bin/agentjq completion bash > $(BASHCOMPDIR)/agentjq
 	bin/agentjq completion zsh > $(ZSHCOMPDIR)/_agentjq
 	bin/agentjq completion fish > $(FISHCOMPDIR)/agentjq.fish
+	install -d $(SHAREDIR)
+	install -m 0644 daemon/protocol.json sdk/protocol.ts $(SHAREDIR)/
 
 # The README's test command. It installs the checked claude CLIs first so
 # the live tests run; set AGENTJQ_REQUIRE_LIVE=1 (CI does) to fail, not
@@ -80,7 +83,7 @@ sandbox-deps:
 # The real clients the proxy, serve and acp tests drive (the Agent SDK, the
 # ACP SDK, a WebSocket client, a JSON Schema validator), pinned, installed
 # from npm into a cache; the tests find them through AGENTJQ_NODE_MODULES.
-NODE_CLIENTS     = @anthropic-ai/claude-agent-sdk@0.3.332 @agentclientprotocol/sdk@2.4.0 ws@8.23.0 ajv@8.20.0
+NODE_CLIENTS     = @anthropic-ai/claude-agent-sdk@0.3.332 @agentclientprotocol/sdk@2.4.0 ws@8.23.0 ajv@8.20.0 typescript@5.9.3
 NODE_CLIENTS_DIR = $(HOME)/.cache/agentjq/node-clients
 NODE_STAMP       = $(NODE_CLIENTS_DIR)/.installed-$(shell echo '$(NODE_CLIENTS)' | cksum | cut -d' ' -f1)
 export AGENTJQ_NODE_MODULES ?= $(NODE_CLIENTS_DIR)/node_modules

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/alecthomas/kong"
+
 	"github.com/agentjq/agentjq/approve"
 	"github.com/agentjq/agentjq/daemon"
 	"github.com/agentjq/agentjq/internal/bridge"
@@ -32,7 +34,29 @@ type ServeCmd struct {
 	AllowOrigin     []string      `placeholder:"HOST" help:"A browser Origin host allowed on /ws (none by default); repeatable."`
 	MaxSessions     int           `default:"256" help:"Live sessions at most; more fail overloaded."`
 	NoSandbox       bool          `help:"Run every session's commands without the OS sandbox: file, read and network limits are then not enforced (warns once a session)."`
+	PrintSchema     schemaFormat  `name:"print-schema" help:"Print the protocol's JSON Schema (protocol.json) and exit; --print-schema=ts prints its TypeScript types (sdk/protocol.ts). Both are in the binary, and make install puts them in share/agentjq."`
 }
+
+// schemaFormat is --print-schema's value: a flag alone (json), or
+// --print-schema=json|ts.
+type schemaFormat string
+
+func (f *schemaFormat) Decode(ctx *kong.DecodeContext) error {
+	*f = "json"
+	if ctx.Scan.Peek().Type != kong.FlagValueToken {
+		return nil
+	}
+	v := ctx.Scan.Pop().String()
+	switch v {
+	case "json", "ts":
+		*f = schemaFormat(v)
+		return nil
+	}
+	return fmt.Errorf("want json or ts, not %q", v)
+}
+
+// IsBool lets the flag stand alone.
+func (f *schemaFormat) IsBool() bool { return true }
 
 // daemonHome is where daemon.json, token and sessions/ live.
 func daemonHome(ios *iostreams.IO, flag string) (string, error) {
@@ -54,6 +78,14 @@ func daemonHome(ios *iostreams.IO, flag string) (string, error) {
 
 // Run runs serve.
 func (c *ServeCmd) Run(ctx context.Context, ios *iostreams.IO) error {
+	switch c.PrintSchema {
+	case "json":
+		_, err := ios.Out.Write(daemon.SchemaJSON())
+		return err
+	case "ts":
+		_, err := ios.Out.Write(daemon.TypeScript())
+		return err
+	}
 	home, err := daemonHome(ios, c.Home)
 	if err != nil {
 		return err

@@ -37,9 +37,10 @@ type agentLine struct {
 	TotalCostUSD float64         `json:"total_cost_usd"`
 	// control_response
 	Response *struct {
-		Subtype   string `json:"subtype"`
-		RequestID string `json:"request_id"`
-		Error     string `json:"error"`
+		Subtype   string          `json:"subtype"`
+		RequestID string          `json:"request_id"`
+		Error     string          `json:"error"`
+		Response  json.RawMessage `json:"response"`
 	} `json:"response"`
 }
 
@@ -138,6 +139,10 @@ func (s *Session) fromAgent(line []byte) {
 		s.infoMu.Lock()
 		what := s.ownReqs[l.Response.RequestID]
 		delete(s.ownReqs, l.Response.RequestID)
+		if ch := s.waiting[l.Response.RequestID]; ch != nil {
+			delete(s.waiting, l.Response.RequestID)
+			ch <- controlAnswer{ok: l.Response.Subtype == "success", err: l.Response.Error, body: append(json.RawMessage(nil), l.Response.Response...)}
+		}
 		s.infoMu.Unlock()
 		if mode, ok := strings.CutPrefix(what, "set_permission_mode:"); ok && l.Response.Subtype == "success" {
 			s.setModeSeen(mode)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -55,6 +56,11 @@ func (g *schemaGen) typeSchema(t reflect.Type) map[string]any {
 					key = f.Name
 				}
 				props[key] = g.typeSchema(f.Type)
+				if enum := f.Tag.Get("enum"); enum != "" && f.Type.Kind() == reflect.String {
+					// A closed set of values: a string enum (a union of
+					// string literals in TypeScript).
+					props[key] = map[string]any{"type": "string", "enum": strings.Split(enum, ",")}
+				}
 				if !strings.Contains(opts, "omitempty") && f.Type.Kind() != reflect.Pointer {
 					required = append(required, key)
 				}
@@ -94,6 +100,7 @@ func Schema() []byte {
 	for _, k := range EventKinds {
 		events[k.Kind] = map[string]any{"doc": k.Doc, "payload": g.typeSchema(typeOf(k.Payload))}
 	}
+	g.eventUnion()
 	codes := map[string]any{}
 	for _, c := range ErrorCodes {
 		codes[c.Code] = c.Meaning
@@ -114,6 +121,40 @@ func Schema() []byte {
 		panic(err)
 	}
 	return append(b, '\n')
+}
+
+// eventUnion makes Event a discriminated union: one variant per kind,
+// <Kind>Event, whose kind is that kind (a const) and whose payload is its
+// payload type; Event is the oneOf of them (in TypeScript a union a
+// client narrows by switching on kind, no casts).
+func (g *schemaGen) eventUnion() {
+	g.typeSchema(reflect.TypeOf(Event{}))
+	def := g.defs["Event"].(map[string]any)
+	props := def["properties"].(map[string]any)
+	var variants []any
+	for _, k := range EventKinds {
+		vp := map[string]any{}
+		for name, p := range props {
+			vp[name] = p
+		}
+		vp["kind"] = map[string]any{"const": k.Kind, "type": "string"}
+		vp["payload"] = g.typeSchema(typeOf(k.Payload))
+		name := eventTypeName(k.Kind)
+		g.defs[name] = map[string]any{"type": "object", "properties": vp, "required": def["required"], "additionalProperties": false,
+			"description": k.Doc}
+		variants = append(variants, map[string]any{"$ref": "#/$defs/" + name})
+	}
+	g.defs["Event"] = map[string]any{"oneOf": variants, "description": "One session.event: a variant per kind (discriminator kind)."}
+}
+
+// eventTypeName is the name of a kind's event type: turn.done is
+// TurnDoneEvent.
+func eventTypeName(kind string) string {
+	var b strings.Builder
+	for _, part := range strings.FieldsFunc(kind, func(r rune) bool { return r == '.' || r == '_' }) {
+		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+	}
+	return b.String() + "Event"
 }
 
 // TypeScript is sdk/protocol.ts, from the schema (never a second reading
@@ -141,6 +182,21 @@ func TypeScript() []byte {
 	fmt.Fprintf(&b, "export const PROTOCOL_VERSION = %q;\n\n", ProtocolVersion)
 	for _, name := range sortedKeys(doc.Defs) {
 		d := doc.Defs[name]
+		if d.Description != "" {
+			fmt.Fprintf(&b, "/** %s */\n", d.Description)
+		}
+		if len(d.OneOf) > 0 {
+			fmt.Fprintf(&b, "export type %s =\n", name)
+			for i, v := range d.OneOf {
+				sep := ""
+				if i == len(d.OneOf)-1 {
+					sep = ";"
+				}
+				fmt.Fprintf(&b, "  | %s%s\n", v.ts(), sep)
+			}
+			b.WriteString("\n")
+			continue
+		}
 		fmt.Fprintf(&b, "export interface %s {\n", name)
 		req := map[string]bool{}
 		for _, r := range d.Required {
@@ -176,6 +232,11 @@ func TypeScript() []byte {
 	write("ClientMethods", "clientToServer")
 	write("ServerRequests", "serverToClient")
 	write("Notifications", "notification")
+	// The messages themselves, discriminated by method.
+	b.WriteString("/** A notification from the daemon: switch on method to narrow params. */\n")
+	b.WriteString("export type NotificationMessage = {\n  [M in keyof Notifications]: { jsonrpc: \"2.0\"; method: M; params: Notifications[M][\"params\"] };\n}[keyof Notifications];\n\n")
+	b.WriteString("/** A request from the daemon: answer it with the result of its method. */\n")
+	b.WriteString("export type ServerRequestMessage = {\n  [M in keyof ServerRequests]: { jsonrpc: \"2.0\"; id: number | string; method: M; params: ServerRequests[M][\"params\"] };\n}[keyof ServerRequests];\n\n")
 	b.WriteString("export interface EventPayloads {\n")
 	for _, k := range sortedKeys(doc.Events) {
 		fmt.Fprintf(&b, "  /** %s */\n  %q: %s;\n", doc.Events[k].Doc, k, doc.Events[k].Payload.ts())
@@ -194,18 +255,30 @@ func TypeScript() []byte {
 }
 
 type tsSchema struct {
-	Ref        string              `json:"$ref"`
-	Type       string              `json:"type"`
-	Items      *tsSchema           `json:"items"`
-	Properties map[string]tsSchema `json:"properties"`
-	Required   []string            `json:"required"`
-	Additional json.RawMessage     `json:"additionalProperties"`
+	Ref         string              `json:"$ref"`
+	Const       *string             `json:"const"`
+	Enum        []string            `json:"enum"`
+	OneOf       []tsSchema          `json:"oneOf"`
+	Description string              `json:"description"`
+	Type        string              `json:"type"`
+	Items       *tsSchema           `json:"items"`
+	Properties  map[string]tsSchema `json:"properties"`
+	Required    []string            `json:"required"`
+	Additional  json.RawMessage     `json:"additionalProperties"`
 }
 
 func (s tsSchema) ts() string {
 	switch {
 	case s.Ref != "":
 		return strings.TrimPrefix(s.Ref, "#/$defs/")
+	case s.Const != nil:
+		return strconv.Quote(*s.Const)
+	case len(s.Enum) > 0:
+		q := make([]string, len(s.Enum))
+		for i, e := range s.Enum {
+			q[i] = strconv.Quote(e)
+		}
+		return strings.Join(q, " | ")
 	case s.Type == "string":
 		return "string"
 	case s.Type == "integer", s.Type == "number":

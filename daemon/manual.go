@@ -26,7 +26,11 @@ its approval chain and its recording) and offers every capability as a JSON-RPC 
 method, so a terminal UI, an editor, a desktop app or a script is just another
 client. This page is generated from the method table in the daemon package, as
 are **protocol.json** (JSON Schema; also served at GET /protocol.json) and
-**sdk/protocol.ts**; a test fails when any of them differs from the code.
+**sdk/protocol.ts**; a test fails when any of them differs from the code. Both
+are in the binary (**agentjq serve --print-schema**, **--print-schema=ts**) and
+**make install** puts them in *PREFIX*/share/agentjq/. In both, Event is a union
+discriminated by kind (one *Kind*Event type per kind, with its payload type), and
+the strings whose values are closed (a decision, its scope, an outcome) are enums.
 
 Protocol version: **` + ProtocolVersion + `** (semver).
 
@@ -76,7 +80,10 @@ is the event log. **session.subscribe** with **afterSeq** and **session.resume**
 send the logged events after that seq, then the live ones, with no gap and no
 duplicate: the subscriber is registered under the session's append lock at seq N,
 the log is read up to N, and what arrived meanwhile is held and sent after it. A
-seq beyond the last, or a log missing events, fails **resume_gap**. An ended session
+seq beyond the last, or a log missing events, fails **resume_gap**. A call that
+fails (a gap, a filter that does not compile, an unknown session) leaves the
+connection's subscriptions as they were: the log is read and checked before
+the old subscription is replaced. An ended session
 stays readable, also after a daemon restart. Each client has a queue bounded
 by bytes (16 MiB); the session never waits for it. A client that keeps reading
 is kept through a burst: past the bound its queue still grows while its writes
@@ -84,6 +91,31 @@ go on, up to four times the bound. A client that takes nothing for 10 s while
 messages wait for it, or that falls that far behind, gets **system.disconnect**
 (code **overloaded**, with the last seq written to it per session; given 2 s)
 and is dropped.
+
+# TITLES, STEER AND FORK
+
+A session has a title: **session.create**'s, **session.setTitle**'s (a
+**session.titled** event, so the recording keeps it), else its first prompt's
+first line. **session.list** shows it and narrows by **workdir** and **live**.
+
+**session.interrupt** is claude's interrupt control request: the turn ends
+(**turn.done**, error_during_execution), the session goes on, also while a
+backgrounded command runs.
+
+**session.steer** is claude's send-now (its interrupt with **send_now** and the
+message's uuid, advertised as interrupt_send_now_v1): the message reaches the
+model now, not after the turn. How the turn makes way is claude's choice: it may
+move what the turn waits on to the background and take the message into the
+turn, or stop the turn and answer the message next; under a running foreground
+Bash call claude 2.1.328 and 2.1.332 stop it. No request asks claude to fold a
+message into the running turn without stopping it, so the daemon offers none.
+
+**session.fork** is claude's **--resume** *id* **--fork-session** (with
+**atMessage**, **--resume-session-at**): a new session, in the source's workdir
+with its create params, from the source's conversation; claude reads it from
+its own transcript in the agents' $HOME, so a source whose transcript is gone
+cannot be forked: claude finds no conversation and the fork's agent exits
+(its **session.ended** follows).
 
 # SHUTDOWN
 

@@ -4,21 +4,31 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentjq/agentjq/jsonrpc"
 )
 
 func create(ctx context.Context, c *client, p CreateParams) (any, error) {
+	if p.Title != "" {
+		if err := checkTitle(p.Title); err != nil {
+			return nil, err
+		}
+	}
 	s, err := c.srv.startSession(p)
 	if err != nil {
 		return nil, err
 	}
+	if t := strings.TrimSpace(p.Title); t != "" {
+		s.setTitle(t)
+	}
 	return CreateResult{SessionID: s.ID, Recording: s.path}, nil
 }
 
-func list(ctx context.Context, c *client, p Empty) (any, error) {
+func list(ctx context.Context, c *client, p ListParams) (any, error) {
 	c.srv.mu.Lock()
 	var out []SessionInfo
 	seen := map[string]bool{}
@@ -42,7 +52,10 @@ func list(ctx context.Context, c *client, p Empty) (any, error) {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Created < out[j].Created })
-	if out == nil {
+	out = slices.DeleteFunc(out, func(si SessionInfo) bool {
+		return p.Workdir != "" && filepath.Clean(si.Workdir) != filepath.Clean(p.Workdir) || p.Live && si.Ended
+	})
+	if len(out) == 0 {
 		out = []SessionInfo{}
 	}
 	return ListResult{Sessions: out}, nil
@@ -64,6 +77,9 @@ func withParams[P any](f func(ctx context.Context, c *client, p P) (any, error))
 type sessionParams interface{ sessionID() string }
 
 func (p SessionRef) sessionID() string       { return p.SessionID }
+func (p SetTitleParams) sessionID() string   { return p.SessionID }
+func (p SteerParams) sessionID() string      { return p.SessionID }
+func (p ForkParams) sessionID() string       { return p.SessionID }
 func (p SubscribeParams) sessionID() string  { return p.SessionID }
 func (p ResumeParams) sessionID() string     { return p.SessionID }
 func (p PromptParams) sessionID() string     { return p.SessionID }
@@ -129,6 +145,82 @@ func prompt(ctx context.Context, c *client, s *Session, p PromptParams) (any, er
 		return nil, err
 	}
 	return PromptResult{FirstSeq: seq}, nil
+}
+
+func setTitle(ctx context.Context, c *client, s *Session, p SetTitleParams) (any, error) {
+	if err := checkTitle(p.Title); err != nil {
+		return nil, err
+	}
+	s.setTitle(strings.TrimSpace(p.Title))
+	return Empty{}, nil
+}
+
+func checkTitle(title string) error {
+	t := strings.TrimSpace(title)
+	if t == "" || strings.ContainsAny(t, "\n\r") || utf8.RuneCountInString(t) > 200 {
+		return rpcErr(CodeInvalidParams, "title must be one line of 1 to 200 characters", nil)
+	}
+	return nil
+}
+
+func fork(ctx context.Context, c *client, s *Session, p ForkParams) (any, error) {
+	if p.Title != "" {
+		if err := checkTitle(p.Title); err != nil {
+			return nil, err
+		}
+	}
+	info := s.info()
+	if info.AgentSessionID == "" {
+		return nil, rpcErr(CodeInvalidParams, "session "+s.ID+" has no claude session to fork yet (its agent has not started)", nil)
+	}
+	cp := s.params
+	if cp.Workdir == "" {
+		cp = CreateParams{Workdir: info.Workdir, Agent: info.Agent}
+	}
+	cp.Args = append(withoutResume(cp.Args), "--resume", info.AgentSessionID, "--fork-session")
+	if p.AtMessage != "" {
+		cp.Args = append(cp.Args, "--resume-session-at", p.AtMessage)
+	}
+	cp.Title = strings.TrimSpace(p.Title)
+	if cp.Title == "" && info.Title != "" {
+		cp.Title = info.Title + " (fork)"
+		if r := []rune(cp.Title); len(r) > 200 {
+			cp.Title = string(r[:199]) + "…"
+		}
+	}
+	return create(ctx, c, cp)
+}
+
+// withoutResume drops a --resume/--continue/--fork-session the source was
+// started with: the fork names its own.
+func withoutResume(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		name, _, hasVal := strings.Cut(args[i], "=")
+		switch name {
+		case "--resume", "-r":
+			if !hasVal && i+1 < len(args) {
+				i++
+			}
+			continue
+		case "--resume-session-at":
+			if !hasVal && i+1 < len(args) {
+				i++
+			}
+			continue
+		case "--continue", "-c", "--fork-session":
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
+}
+
+func steer(ctx context.Context, c *client, s *Session, p SteerParams) (any, error) {
+	if p.Text == "" {
+		return nil, rpcErr(CodeInvalidParams, "text is required", nil)
+	}
+	return jsonrpc.Async(func() (any, error) { return s.steer(ctx, p.Text) }), nil
 }
 
 func interrupt(ctx context.Context, c *client, s *Session, p SessionRef) (any, error) {

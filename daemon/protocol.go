@@ -128,6 +128,48 @@ type CreateParams struct {
 	Policy  []string `json:"policy,omitempty"`
 	Args    []string `json:"args,omitempty"`
 	Partial bool     `json:"partial,omitempty"`
+	// Title names the session in session.list (session.setTitle changes it).
+	Title string `json:"title,omitempty"`
+}
+
+// ListParams are session.list's params: every field narrows the list.
+type ListParams struct {
+	// Workdir lists the sessions of that working directory only.
+	Workdir string `json:"workdir,omitempty"`
+	// Live lists the sessions still running only (ended: false).
+	Live bool `json:"live,omitempty"`
+}
+
+// SteerParams are session.steer's params.
+type SteerParams struct {
+	SessionID string `json:"sessionId"`
+	Text      string `json:"text"`
+}
+
+// SteerResult is session.steer's result: the seq of its turn.steered
+// event, and what claude said it did (its interrupt answer's send_now:
+// stopped, delivering or nothing_waiting; absent from a CLI without
+// interrupt_send_now_v1, which took the request as a plain interrupt).
+type SteerResult struct {
+	FirstSeq int64  `json:"firstSeq"`
+	SendNow  string `json:"sendNow,omitempty" enum:"stopped,delivering,nothing_waiting"`
+}
+
+// ForkParams are session.fork's params.
+type ForkParams struct {
+	SessionID string `json:"sessionId"`
+	// Title names the fork (default: the source's title and "(fork)").
+	Title string `json:"title,omitempty"`
+	// AtMessage forks from the conversation up to and including the
+	// message with this uuid (a uuid of the source's agent lines: claude
+	// --resume-session-at); none: all of it.
+	AtMessage string `json:"atMessage,omitempty"`
+}
+
+// SetTitleParams are session.setTitle's params.
+type SetTitleParams struct {
+	SessionID string `json:"sessionId"`
+	Title     string `json:"title"`
 }
 
 // CreateResult is session.create's result.
@@ -145,7 +187,10 @@ type SessionInfo struct {
 	Mode      string `json:"mode,omitempty"`
 	Created   string `json:"created"`
 	Ended     bool   `json:"ended"`
-	Outcome   string `json:"outcome,omitempty"`
+	Outcome   string `json:"outcome,omitempty" enum:"success,error,denied,interrupted,timeout,stalled,closed,crashed"`
+	// Title is the session's title (session.create, session.setTitle),
+	// else the first line of its first prompt, cut at 80 characters.
+	Title     string `json:"title,omitempty"`
 	LastSeq   int64  `json:"lastSeq"`
 	Recording string `json:"recording"`
 	Pending   int    `json:"pendingApprovals"`
@@ -264,8 +309,8 @@ type ApprovalListResult struct {
 // Decision is a client's answer to an approval (the approval.request
 // result, and approval.respond's params without the id).
 type Decision struct {
-	Decision     string          `json:"decision"`        // allow | deny
-	Scope        string          `json:"scope,omitempty"` // once | session | always (allow only)
+	Decision     string          `json:"decision" enum:"allow,deny"`
+	Scope        string          `json:"scope,omitempty" enum:"once,session,always"` // always, session: an allow only
 	Message      string          `json:"message,omitempty"`
 	UpdatedInput json.RawMessage `json:"updatedInput,omitempty"`
 }
@@ -273,8 +318,8 @@ type Decision struct {
 // RespondParams are approval.respond's params.
 type RespondParams struct {
 	ID           string          `json:"id"`
-	Decision     string          `json:"decision"`
-	Scope        string          `json:"scope,omitempty"`
+	Decision     string          `json:"decision" enum:"allow,deny"`
+	Scope        string          `json:"scope,omitempty" enum:"once,session,always"`
 	Message      string          `json:"message,omitempty"`
 	UpdatedInput json.RawMessage `json:"updatedInput,omitempty"`
 }
@@ -284,8 +329,8 @@ type ResolvedParams struct {
 	ID        string `json:"id"`
 	SessionID string `json:"sessionId"`
 	Who       string `json:"who"`
-	Decision  string `json:"decision"`
-	Scope     string `json:"scope,omitempty"`
+	Decision  string `json:"decision" enum:"allow,deny"`
+	Scope     string `json:"scope,omitempty" enum:"once,session,always"`
 	Reason    string `json:"reason,omitempty"`
 }
 
@@ -374,10 +419,13 @@ type (
 		ID       string `json:"id"`
 		Tool     string `json:"tool,omitempty"`
 		Who      string `json:"who,omitempty"`
-		Decision string `json:"decision,omitempty"`
+		Decision string `json:"decision,omitempty" enum:"allow,deny"`
+	}
+	TitledPayload struct {
+		Title string `json:"title"`
 	}
 	SessionEndedPayload struct {
-		Outcome  string `json:"outcome"`
+		Outcome  string `json:"outcome" enum:"success,error,denied,interrupted,timeout,stalled,closed,crashed"`
 		ExitCode int    `json:"exitCode"`
 		Error    string `json:"error,omitempty"`
 	}
@@ -405,6 +453,8 @@ var EventKinds = []struct {
 	{"approval.pending", "an approval is waiting for a client", ApprovalEventPayload{}},
 	{"approval.resolved", "an approval was answered", ApprovalEventPayload{}},
 	{"session.ended", "the agent's process ended; the session can be read, not driven", SessionEndedPayload{}},
+	{"turn.steered", "a user message sent to reach the model now (session.steer): claude takes it into the running turn, or stops that turn (its turn.done, error_during_execution) and answers the message in the next turn.done", TurnStartedPayload{}},
+	{"session.titled", "the session's title was set (session.create's title, session.setTitle)", TitledPayload{}},
 }
 
 // Methods is the method table.
@@ -414,12 +464,15 @@ var Methods = []Method{
 	{Name: "system.health", Doc: "A sign of life.", Params: Empty{}, Result: HealthResult{}},
 	{Name: "system.shutdown", Doc: "Close every session (staged shutdown) and exit.", Params: Empty{}, Result: Empty{}},
 	{Name: "session.create", Doc: "Start an agent session (spawn's session core), recorded to $AGENTJQ_HOME/sessions/<id>.rec.", Params: CreateParams{}, Result: CreateResult{}},
-	{Name: "session.list", Doc: "Live sessions and the recordings of ended ones.", Params: Empty{}, Result: ListResult{}},
+	{Name: "session.list", Doc: "Live sessions and the recordings of ended ones, oldest first, each with its title; workdir and live narrow the list.", Params: ListParams{}, Result: ListResult{}},
+	{Name: "session.setTitle", Doc: "Name a live session (a session.titled event; session.list shows it).", Params: SetTitleParams{}, Result: Empty{}},
 	{Name: "session.subscribe", Doc: "Events of a session: from the log after afterSeq (if given), then live, with no gap and no duplicate. kinds and a jq filter narrow them: the filter is the language of agentjq filter (agentlib included, no $ENV, no input), run on each session.event's params; an event is sent when its first output is truthy, and a program that does not compile fails invalid_params.", Params: SubscribeParams{}, Result: SubscribeResult{}},
 	{Name: "session.unsubscribe", Doc: "Stop a subscription.", Params: SessionRef{}, Result: Empty{}},
 	{Name: "session.resume", Doc: "session.subscribe from afterSeq, all kinds; the result lists the approvals still pending.", Params: ResumeParams{}, Result: SubscribeResult{}},
 	{Name: "session.prompt", Doc: "Send a user turn; returns at once with the turn's first seq (turn.started); turn.done ends it.", Params: PromptParams{}, Result: PromptResult{}},
-	{Name: "session.interrupt", Doc: "Interrupt the turn in flight (as spawn's first SIGINT).", Params: SessionRef{}, Result: Empty{}},
+	{Name: "session.steer", Doc: "Add a user message to the running turn: sent with a uuid, then claude's interrupt with send_now for it, so that it reaches the model now instead of after the turn: claude moves what the turn waits on to the background so the turn takes the message in, or stops the turn and answers the message next (sendNow stopped; what claude 2.1.328 and 2.1.332 do under a running Bash call). With no turn running it is a turn of its own. Returns once claude has answered.", Params: SteerParams{}, Result: SteerResult{}},
+	{Name: "session.fork", Doc: "A new session that starts from a session's conversation (claude --resume <its agentSessionId> --fork-session, in its workdir, with its create params): the source goes on unchanged, live or ended. atMessage forks at one of its messages (--resume-session-at: the conversation up to and including the agent line with that uuid). Fails invalid_params before the source's agent has started (no agentSessionId yet).", Params: ForkParams{}, Result: CreateResult{}},
+	{Name: "session.interrupt", Doc: "Interrupt the turn in flight: claude's interrupt control request; the turn ends (turn.done), the session goes on.", Params: SessionRef{}, Result: Empty{}},
 	{Name: "session.setMode", Doc: "set_permission_mode: default, acceptEdits, plan, bypassPermissions, dontAsk.", Params: SetModeParams{}, Result: Empty{}},
 	{Name: "session.compact", Doc: "Send /compact as a turn (what claude does headless).", Params: SessionRef{}, Result: PromptResult{}},
 	{Name: "session.close", Doc: "End the session: stdin closed, then the staged shutdown.", Params: SessionRef{}, Result: Empty{}},

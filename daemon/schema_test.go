@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -62,9 +63,42 @@ func (d *schemaDoc) validate(schema json.RawMessage, v any, at string) error {
 		Required   []string                   `json:"required"`
 		Additional json.RawMessage            `json:"additionalProperties"`
 		Items      json.RawMessage            `json:"items"`
+		Const      *string                    `json:"const"`
+		Enum       []string                   `json:"enum"`
+		OneOf      []json.RawMessage          `json:"oneOf"`
 	}
 	if err := json.Unmarshal(schema, &s); err != nil {
 		return err
+	}
+	if len(s.OneOf) > 0 {
+		var errs []string
+		for _, alt := range s.OneOf {
+			err := d.validate(alt, v, at)
+			if err == nil {
+				errs = append(errs, "")
+				continue
+			}
+			errs = append(errs, err.Error())
+		}
+		matched := 0
+		for _, e := range errs {
+			if e == "" {
+				matched++
+			}
+		}
+		if matched != 1 {
+			return fmt.Errorf("%s: %d of the oneOf variants match %v: %s", at, matched, v, strings.Join(errs, "; "))
+		}
+		return nil
+	}
+	if s.Const != nil && v != *s.Const {
+		return fmt.Errorf("%s: %v is not %q", at, v, *s.Const)
+	}
+	if len(s.Enum) > 0 {
+		str, _ := v.(string)
+		if !slices.Contains(s.Enum, str) {
+			return fmt.Errorf("%s: %v is not one of %v", at, v, s.Enum)
+		}
 	}
 	if s.Ref != "" {
 		def, ok := d.Defs[strings.TrimPrefix(s.Ref, "#/$defs/")]
@@ -239,38 +273,85 @@ func TestSchemaOnlyGrew(t *testing.T) {
 			t.Errorf("error code %s was removed since %s", code, from)
 		}
 	}
-	type def struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-		Required   []string                   `json:"required"`
-	}
 	for name, raw := range old.Defs {
-		var o, c def
-		json.Unmarshal(raw, &o)
 		craw, ok := cur.Defs[name]
 		if !ok {
 			t.Errorf("type %s was removed since %s", name, from)
 			continue
 		}
-		json.Unmarshal(craw, &c)
-		for p, ps := range o.Properties {
-			if cs, ok := c.Properties[p]; !ok {
-				t.Errorf("%s.%s was removed since %s", name, p, from)
-			} else if !bytes.Equal(compactJSON(ps), compactJSON(cs)) {
-				t.Errorf("%s.%s changed type since %s", name, p, from)
-			}
+		// A type that became a union (Event): each variant is held to
+		// what the type was.
+		for _, c := range cur.variants(craw) {
+			grewFrom(t, name, from, raw, c)
 		}
-		was := map[string]bool{}
-		for _, r := range o.Required {
-			was[r] = true
+	}
+}
+
+type schemaDef struct {
+	Properties map[string]json.RawMessage `json:"properties"`
+	Required   []string                   `json:"required"`
+	OneOf      []struct {
+		Ref string `json:"$ref"`
+	} `json:"oneOf"`
+}
+
+// variants are the defs of a oneOf of $refs, or the def itself.
+func (d *schemaDoc) variants(raw json.RawMessage) []json.RawMessage {
+	var def schemaDef
+	json.Unmarshal(raw, &def)
+	if len(def.OneOf) == 0 {
+		return []json.RawMessage{raw}
+	}
+	var out []json.RawMessage
+	for _, v := range def.OneOf {
+		out = append(out, d.Defs[strings.TrimPrefix(v.Ref, "#/$defs/")])
+	}
+	return out
+}
+
+// grewFrom checks that def c keeps every property of o, each of the same
+// type or narrowed in the two ways that break no client: a string that
+// always took a closed set of values now says which (an enum or a const:
+// the daemon refused any other in a request, and sent no other), and a
+// value that was unconstrained ({}) now has a type. No property is newly
+// required.
+func grewFrom(t *testing.T, name, from string, oraw, craw json.RawMessage) {
+	t.Helper()
+	var o, c schemaDef
+	json.Unmarshal(oraw, &o)
+	json.Unmarshal(craw, &c)
+	for p, ps := range o.Properties {
+		if cs, ok := c.Properties[p]; !ok {
+			t.Errorf("%s.%s was removed since %s", name, p, from)
+		} else if !narrowed(ps, cs) {
+			t.Errorf("%s.%s changed type since %s", name, p, from)
 		}
-		for _, r := range c.Required {
-			if !was[r] {
-				if _, existed := o.Properties[r]; existed || strings.HasSuffix(name, "Params") {
-					t.Errorf("%s.%s is newly required since %s", name, r, from)
-				}
+	}
+	was := map[string]bool{}
+	for _, r := range o.Required {
+		was[r] = true
+	}
+	for _, r := range c.Required {
+		if !was[r] {
+			if _, existed := o.Properties[r]; existed || strings.HasSuffix(name, "Params") {
+				t.Errorf("%s.%s is newly required since %s", name, r, from)
 			}
 		}
 	}
+}
+
+func narrowed(old, cur json.RawMessage) bool {
+	o, c := compactJSON(old), compactJSON(cur)
+	if bytes.Equal(o, c) || string(o) == "{}" {
+		return true
+	}
+	var cs struct {
+		Type  string   `json:"type"`
+		Const *string  `json:"const"`
+		Enum  []string `json:"enum"`
+	}
+	json.Unmarshal(cur, &cs)
+	return string(o) == `{"type":"string"}` && cs.Type == "string" && (cs.Const != nil || len(cs.Enum) > 0)
 }
 
 func compactJSON(b []byte) []byte {
@@ -291,4 +372,29 @@ func baselineSchema(t *testing.T) ([]byte, string) {
 		t.Fatal(err)
 	}
 	return b, "testdata/protocol.baseline.json"
+}
+
+// Event in protocol.json is a union discriminated by kind: an event
+// validates against its kind's payload only, and an unknown kind against
+// none.
+func TestEventUnionValidates(t *testing.T) {
+	d := loadSchema(t, Schema())
+	ev := func(kind, payload string) any {
+		var v any
+		json.Unmarshal([]byte(`{"sessionId":"s","seq":1,"ts":"t","kind":"`+kind+`","payload":`+payload+`}`), &v)
+		return v
+	}
+	ref := json.RawMessage(`{"$ref":"#/$defs/Event"}`)
+	if err := d.validate(ref, ev("turn.done", `{"subtype":"success","isError":false,"numTurns":1,"durationMs":2}`), "ev"); err != nil {
+		t.Errorf("a turn.done: %v", err)
+	}
+	for _, bad := range [][2]string{
+		{"turn.done", `{"text":"a turn.started payload"}`},
+		{"turn.finished", `{}`},
+		{"session.ended", `{"outcome":"fine","exitCode":0}`},
+	} {
+		if err := d.validate(ref, ev(bad[0], bad[1]), "ev"); err == nil {
+			t.Errorf("%s %s validated", bad[0], bad[1])
+		}
+	}
 }

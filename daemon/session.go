@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -67,7 +68,11 @@ type Session struct {
 	commands  []CommandInfo
 	subagents subagents
 	ownReqs   map[string]string
+	waiting   map[string]chan controlAnswer // own requests whose answer a method waits for
 	reqSeq    int
+	params    CreateParams // what it was created with (a fork's defaults)
+	title     string       // session.titled's
+	firstText string       // the first prompt's first line, the title without one
 	modeSeen  atomic.Bool
 	closeOnce sync.Once
 
@@ -86,6 +91,22 @@ func (s *Session) ended() bool {
 	return s.isEnd
 }
 
+// seqAndOffset is the last seq and where the recording stood then: every
+// later event is written past that offset (events are written whole,
+// under the append lock). 0 when the file is not at hand (an ended
+// session).
+func (s *Session) seqAndOffset() (int64, int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var off int64
+	if s.file != nil && !s.isEnd {
+		if o, err := s.file.Seek(0, io.SeekCurrent); err == nil {
+			off = o
+		}
+	}
+	return s.seq, off
+}
+
 func (s *Session) lastSeq() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -97,11 +118,14 @@ func (s *Session) info() SessionInfo {
 	seq, ended, outcome := s.seq, s.isEnd, string(s.report.Outcome)
 	s.mu.Unlock()
 	s.infoMu.Lock()
-	mode, asid := s.mode, s.agentSID
+	mode, asid, title := s.mode, s.agentSID, s.title
+	if title == "" {
+		title = s.firstText
+	}
 	s.infoMu.Unlock()
 	return SessionInfo{SessionID: s.ID, Workdir: s.Workdir, Agent: s.Agent, Model: s.Model, Mode: mode,
 		Created: s.created.UTC().Format(time.RFC3339Nano), Ended: ended, Outcome: outcome, LastSeq: seq,
-		Recording: s.path, Pending: len(s.srv.approvals.list(s.ID)), AgentSessionID: asid}
+		Recording: s.path, Pending: len(s.srv.approvals.list(s.ID)), AgentSessionID: asid, Title: title}
 }
 
 // start creates and runs a session.
@@ -134,8 +158,8 @@ func (srv *Server) startSession(p CreateParams) (*Session, error) {
 		return nil, rpcErr(CodeInvalidParams, err.Error(), nil)
 	}
 	s := &Session{srv: srv, ID: newSessionID(), Workdir: p.Workdir, Agent: p.Agent, Model: p.Model, created: time.Now(),
-		partial: p.Partial, subs: map[*subscription]struct{}{}, chain: chain, mode: p.Mode,
-		ownReqs: map[string]string{}, done: make(chan struct{}), sigs: make(chan os.Signal, 4)}
+		partial: p.Partial, params: p, subs: map[*subscription]struct{}{}, chain: chain, mode: p.Mode,
+		ownReqs: map[string]string{}, waiting: map[string]chan controlAnswer{}, done: make(chan struct{}), sigs: make(chan os.Signal, 4)}
 	s.path = srv.recordingPath(s.ID)
 	f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
@@ -329,6 +353,7 @@ func (s *Session) turn(text string, message json.RawMessage) (int64, error) {
 	if s.ended() {
 		return 0, rpcErr(CodeSessionEnded, "session "+s.ID+" has ended", nil)
 	}
+	s.noteText(text)
 	seq := s.emit("turn.started", TurnStartedPayload{Text: text})
 	if err := s.write(line); err != nil {
 		return 0, err
@@ -336,10 +361,102 @@ func (s *Session) turn(text string, message json.RawMessage) (int64, error) {
 	return seq, nil
 }
 
+// noteText keeps the first prompt's first line, cut at 80 characters:
+// the title of a session nobody named.
+func (s *Session) noteText(text string) {
+	line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
+	line = strings.TrimSpace(line)
+	if r := []rune(line); len(r) > 80 {
+		line = string(r[:79]) + "…"
+	}
+	s.infoMu.Lock()
+	if s.firstText == "" {
+		s.firstText = line
+	}
+	s.infoMu.Unlock()
+}
+
+// setTitle names the session: a session.titled event, so that the
+// recording keeps it.
+func (s *Session) setTitle(t string) {
+	s.infoMu.Lock()
+	s.title = t
+	s.infoMu.Unlock()
+	s.emit("session.titled", TitledPayload{Title: t})
+}
+
+// controlAnswer is claude's control_response to one of the daemon's own
+// requests.
+type controlAnswer struct {
+	ok   bool
+	err  string
+	body json.RawMessage
+}
+
+// steer writes a user message with a uuid, then claude's interrupt with
+// send_now for it (the send-now key of claude's own terminal): the
+// running turn takes the message in rather than queueing it for a turn
+// of its own. It waits, bounded, for claude's answer.
+func (s *Session) steer(ctx context.Context, text string) (SteerResult, error) {
+	uuid := newUUID()
+	line, _ := json.Marshal(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": text},
+		"parent_tool_use_id": nil, "session_id": "", "uuid": uuid})
+	if s.ended() {
+		return SteerResult{}, rpcErr(CodeSessionEnded, "session "+s.ID+" has ended", nil)
+	}
+	s.noteText(text)
+	seq := s.emit("turn.steered", TurnStartedPayload{Text: text})
+	if err := s.write(line); err != nil {
+		return SteerResult{}, err
+	}
+	ch := make(chan controlAnswer, 1)
+	if err := s.controlWith(protocol.SubInterrupt, map[string]any{"send_now": true, "message_uuid": uuid}, ch); err != nil {
+		return SteerResult{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, steerWait)
+	defer cancel()
+	select {
+	case a := <-ch:
+		if !a.ok {
+			return SteerResult{}, rpcErr(CodeInternal, "claude refused the send-now: "+a.err, nil)
+		}
+		var r struct {
+			SendNow string `json:"send_now"`
+		}
+		_ = json.Unmarshal(a.body, &r)
+		return SteerResult{FirstSeq: seq, SendNow: r.SendNow}, nil
+	case <-s.done:
+		return SteerResult{}, rpcErr(CodeSessionEnded, "session "+s.ID+" has ended", nil)
+	case <-ctx.Done():
+		return SteerResult{}, rpcErr(CodeInternal, fmt.Sprintf("claude did not answer the send-now within %s", steerWait), nil)
+	}
+}
+
+// steerWait bounds session.steer's wait for claude's answer.
+const steerWait = 30 * time.Second
+
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
 func (s *Session) control(subtype string, body map[string]any) error {
+	return s.controlWith(subtype, body, nil)
+}
+
+// controlWith sends one of the daemon's own control requests; its answer
+// goes to answer, when not nil.
+func (s *Session) controlWith(subtype string, body map[string]any, answer chan controlAnswer) error {
 	s.infoMu.Lock()
 	s.reqSeq++
 	id := fmt.Sprintf("agentjq-daemon-%s-%d", subtype, s.reqSeq)
+	if answer != nil {
+		s.waiting[id] = answer
+	}
 	s.ownReqs[id] = subtype
 	if m, ok := body["mode"].(string); ok {
 		s.ownReqs[id] = subtype + ":" + m
@@ -349,16 +466,19 @@ func (s *Session) control(subtype string, body map[string]any) error {
 	return s.write(protocol.ControlRequest(id, body))
 }
 
+// interrupt stops the running turn: an interrupt control request of the
+// daemon's own, which claude answers and which ends the turn (its result
+// comes, error_during_execution), never the session. It is not the
+// bridge's SIGINT: that is the start of the session's staged shutdown
+// (interrupt, then close stdin once the turn and every background task
+// are over, or after a grace), which ended the session, exit 130, once
+// a backgrounded command finished (issue 25). serve's own signals still
+// reach the session that way (Lifecycle).
 func (s *Session) interrupt() error {
 	if s.ended() {
 		return rpcErr(CodeSessionEnded, "session "+s.ID+" has ended", nil)
 	}
-	// The bridge's first SIGINT: an interrupt control request.
-	select {
-	case s.sigs <- os.Interrupt:
-	default:
-	}
-	return nil
+	return s.control(protocol.SubInterrupt, map[string]any{})
 }
 
 // close ends the session: stdin closed (the bridge ends it when nothing
@@ -475,7 +595,10 @@ func (s *Session) unsubscribe(sub *subscription) {
 }
 
 // subscribe registers c at the current seq, then replays the log from
-// afterSeq up to that seq and turns live: no gap, no duplicate.
+// afterSeq up to that seq and turns live: no gap, no duplicate. A call
+// that fails (a bad filter, a gap, a log that cannot be read) leaves the
+// client's subscription to s, if any, as it was: the log is read, and
+// the gap checked, before the old subscription is replaced.
 func (s *Session) subscribe(ctx context.Context, c *client, afterSeq int64, kinds []string, jq string) (SubscribeResult, error) {
 	sub := &subscription{sess: s, c: c, asked: map[string]bool{}}
 	if len(kinds) > 0 {
@@ -491,45 +614,60 @@ func (s *Session) subscribe(ctx context.Context, c *client, afterSeq int64, kind
 		}
 		sub.jq = p
 	}
-	c.mu.Lock()
-	if old := c.subs[s.ID]; old != nil {
-		s.unsubscribe(old)
+	// The log up to the seq of now, read with nothing registered yet.
+	upTo, off := s.seqAndOffset()
+	gap := func(msg string, last int64) error {
+		return rpcErr(CodeResumeGap, msg, map[string]any{"lastSeq": last})
 	}
-	c.subs[s.ID] = sub
-	c.mu.Unlock()
-
-	s.mu.Lock()
-	upTo := s.seq
-	ended := s.isEnd
 	if afterSeq > upTo {
-		s.mu.Unlock()
-		c.mu.Lock()
-		delete(c.subs, s.ID)
-		c.mu.Unlock()
-		return SubscribeResult{}, rpcErr(CodeResumeGap, fmt.Sprintf("afterSeq %d is beyond the session's last seq %d", afterSeq, upTo),
-			map[string]any{"lastSeq": upTo})
+		return SubscribeResult{}, gap(fmt.Sprintf("afterSeq %d is beyond the session's last seq %d", afterSeq, upTo), upTo)
+	}
+	var events []loggedEvent
+	if afterSeq < upTo {
+		var err error
+		events, off, err = readEventsFrom(s.path, 0, afterSeq, upTo)
+		if err == nil && len(events) != int(upTo-afterSeq) {
+			err = fmt.Errorf("the log holds %d of the events %d..%d", len(events), afterSeq+1, upTo)
+		}
+		if err != nil {
+			return SubscribeResult{}, gap(err.Error(), upTo)
+		}
+	}
+	// Then, under the append lock, the events written since (the lines
+	// past off, where the log stood at upTo: the synchronous writer has
+	// them on disk), and the swap of the old subscription for the new one
+	// at that seq.
+	c.mu.Lock()
+	old := c.subs[s.ID]
+	c.mu.Unlock()
+	s.mu.Lock()
+	if s.seq > upTo {
+		more, _, err := readEventsFrom(s.path, off, upTo, s.seq)
+		if err == nil && len(more) != int(s.seq-upTo) {
+			err = fmt.Errorf("the log holds %d of the events %d..%d", len(more), upTo+1, s.seq)
+		}
+		if err != nil {
+			last := s.seq
+			s.mu.Unlock()
+			return SubscribeResult{}, gap(err.Error(), last)
+		}
+		events, upTo = append(events, more...), s.seq
+	}
+	ended := s.isEnd
+	if old != nil {
+		delete(s.subs, old)
 	}
 	if !ended {
 		s.subs[sub] = struct{}{}
 	}
 	s.mu.Unlock()
+	c.mu.Lock()
+	c.subs[s.ID] = sub
+	c.mu.Unlock()
 
-	if afterSeq < upTo {
-		events, err := readEvents(s.path, afterSeq, upTo)
-		if err == nil && (len(events) != int(upTo-afterSeq)) {
-			err = fmt.Errorf("the log holds %d of the events %d..%d", len(events), afterSeq+1, upTo)
-		}
-		if err != nil {
-			s.unsubscribe(sub)
-			c.mu.Lock()
-			delete(c.subs, s.ID)
-			c.mu.Unlock()
-			return SubscribeResult{}, rpcErr(CodeResumeGap, err.Error(), map[string]any{"lastSeq": upTo})
-		}
-		for _, ev := range events {
-			if sub.wants(ev.kind, ev.line) && !c.sendWait(ctx, eventMessage(ev.line)) {
-				return SubscribeResult{}, jsonrpc.ErrClosed
-			}
+	for _, ev := range events {
+		if sub.wants(ev.kind, ev.line) && !c.sendWait(ctx, eventMessage(ev.line)) {
+			return SubscribeResult{}, jsonrpc.ErrClosed
 		}
 	}
 	sub.mu.Lock()
@@ -562,16 +700,29 @@ type loggedEvent struct {
 
 // readEvents reads the daemon events after, up to upTo, from a recording.
 func readEvents(path string, after, upTo int64) ([]loggedEvent, error) {
+	out, _, err := readEventsFrom(path, 0, after, upTo)
+	return out, err
+}
+
+// readEventsFrom is readEvents from byte offset off; it returns the
+// offset past the last event up to upTo (off when there is none), where
+// the events after upTo start.
+func readEventsFrom(path string, off, after, upTo int64) ([]loggedEvent, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, off, err
 	}
 	defer f.Close()
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		return nil, off, err
+	}
 	r := bufio.NewReaderSize(f, 1<<16)
 	var out []loggedEvent
 	needle := []byte(`"dir":"` + string(DirDaemon) + `"`)
+	at, last := off, off
 	for {
 		line, err := r.ReadBytes('\n')
+		at += int64(len(line))
 		if len(line) > 0 && bytes.Contains(line, needle) {
 			e, perr := recording.ParseEntry(line)
 			if perr == nil && e.Dir == DirDaemon && e.Msg != nil {
@@ -579,16 +730,21 @@ func readEvents(path string, after, upTo int64) ([]loggedEvent, error) {
 					Seq  int64  `json:"seq"`
 					Kind string `json:"kind"`
 				}
-				if json.Unmarshal(e.Msg, &ev) == nil && ev.Seq > after && ev.Seq <= upTo {
-					out = append(out, loggedEvent{seq: ev.Seq, kind: ev.Kind, line: append([]byte(nil), e.Msg...)})
+				if json.Unmarshal(e.Msg, &ev) == nil && ev.Seq <= upTo {
+					if err == nil {
+						last = at
+					}
+					if ev.Seq > after {
+						out = append(out, loggedEvent{seq: ev.Seq, kind: ev.Kind, line: append([]byte(nil), e.Msg...)})
+					}
 				}
 			}
 		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				return out, nil
+				return out, last, nil
 			}
-			return out, err
+			return out, last, err
 		}
 	}
 }
@@ -602,6 +758,35 @@ func (srv *Server) loadEnded(id, path string) (*Session, error) {
 	s := &Session{srv: srv, ID: id, path: path, readOnly: true, isEnd: true, subs: map[*subscription]struct{}{}, done: make(chan struct{})}
 	if n := len(events); n > 0 {
 		s.seq = events[n-1].seq
+	}
+	for _, ev := range events {
+		var e struct {
+			Payload struct {
+				Text  string `json:"text"`
+				Title string `json:"title"`
+			} `json:"payload"`
+		}
+		switch ev.kind {
+		case "turn.started":
+			if json.Unmarshal(ev.line, &e) == nil && e.Payload.Text != "" {
+				s.noteText(e.Payload.Text)
+			}
+		case "session.titled":
+			if json.Unmarshal(ev.line, &e) == nil {
+				s.title = e.Payload.Title
+			}
+		case "agent.line":
+			if s.agentSID == "" && bytes.Contains(ev.line, []byte(`"subtype":"init"`)) {
+				var l struct {
+					Payload struct {
+						Line agentLine `json:"line"`
+					} `json:"payload"`
+				}
+				if json.Unmarshal(ev.line, &l) == nil && l.Payload.Line.Type == "system" && l.Payload.Line.Subtype == "init" {
+					s.agentSID = l.Payload.Line.SessionID
+				}
+			}
+		}
 	}
 	if f, err := os.Open(path); err == nil {
 		line, _ := bufio.NewReader(f).ReadBytes('\n')

@@ -44,6 +44,8 @@ type Renderer struct {
 	lastMsg  map[string]string    // parent -> id of the last message_start
 	open     *openLine            // the line left without its newline
 	turnOpen bool                 // events since the last result
+	sawAgent bool                 // an out entry: the agent's own lines are in the recording
+	started  string               // a daemon turn.started's text shown, that the in entry repeats
 
 	// Claude Code's own transcripts (transcript.go): the session shown,
 	// what a first reading of the file found, the depth added to every
@@ -206,7 +208,12 @@ func (r *Renderer) header(h recording.Header) {
 func (r *Renderer) entry(e recording.Entry) {
 	switch e.Dir {
 	case protocol.DirOut, protocol.DirEvent:
+		if e.Dir == protocol.DirOut {
+			r.sawAgent = true
+		}
 		r.out(e.Msg)
+	case dirDaemon:
+		r.daemonEvent(e.Msg)
 	case protocol.DirIn:
 		r.in(e.Msg)
 	case protocol.DirErr:
@@ -218,6 +225,89 @@ func (r *Renderer) entry(e recording.Entry) {
 	}
 }
 
+// dirDaemon is the direction of serve's events in its recordings
+// (daemon.DirDaemon; the view does not import the daemon).
+const dirDaemon protocol.Direction = "daemon"
+
+// daemonEvent renders one of serve's session.event entries. A daemon
+// recording holds the agent's lines too (in, out, event entries), and
+// most events are derived from them: those are shown once, from the
+// agent's lines. An event of its own is shown: an approval waiting for a
+// client. A recording of events alone (no out entry) is rendered from
+// its agent.line events.
+func (r *Renderer) daemonEvent(line []byte) {
+	var ev struct {
+		Kind    string          `json:"kind"`
+		Seq     int64           `json:"seq"`
+		Payload json.RawMessage `json:"payload"`
+	}
+	if err := decode(line, &ev); err != nil || ev.Kind == "" {
+		r.badLine("not a session.event", line)
+		return
+	}
+	switch ev.Kind {
+	case "agent.line":
+		var p struct {
+			Line json.RawMessage `json:"line"`
+		}
+		if !r.sawAgent && decode(ev.Payload, &p) == nil && len(p.Line) > 0 {
+			r.out(p.Line)
+		}
+	case "approval.pending":
+		var p struct {
+			ID   string `json:"id"`
+			Tool string `json:"tool"`
+		}
+		_ = decode(ev.Payload, &p)
+		r.put(0, r.st.dim.Sprint("…"), r.st.dim.Sprintf("%s waits for a client (%s)", p.Tool, p.ID))
+	case "session.titled":
+		var p struct {
+			Title string `json:"title"`
+		}
+		_ = decode(ev.Payload, &p)
+		r.put(0, r.st.dim.Sprint("●"), r.st.dim.Sprint("title  "+fit(oneLine(p.Title), r.budget(0, "title  "))))
+	case "turn.started", "turn.steered":
+		var p struct {
+			Text string `json:"text"`
+		}
+		_ = decode(ev.Payload, &p)
+		r.turnOpen = true
+		r.started = p.Text
+		r.prompt(0, p.Text, false)
+	case "approval.resolved", "session.ended":
+		if !r.sawAgent {
+			// With the agent's lines, agentjq's decision and exit
+			// events say it.
+			r.daemonEnd(ev.Kind, ev.Payload)
+		}
+	case "message.delta", "message.done", "tool.call", "tool.result",
+		"subagent.spawn", "subagent.update", "subagent.done", "mode.changed", "usage",
+		"error", "turn.done":
+		// Shown from the agent's lines (or their agent.line events):
+		// the messages and tools, the mode, the result and its errors.
+	default:
+		r.put(0, r.st.dim.Sprint("·"), r.st.dim.Sprintf("daemon %s (seq %d)", ev.Kind, ev.Seq))
+	}
+}
+
+// daemonEnd renders an approval's answer or the session's end from the
+// daemon's event, for a recording of events alone.
+func (r *Renderer) daemonEnd(kind string, payload json.RawMessage) {
+	var p struct {
+		ID       string `json:"id"`
+		Who      string `json:"who"`
+		Decision string `json:"decision"`
+		Outcome  string `json:"outcome"`
+		ExitCode int    `json:"exitCode"`
+	}
+	_ = decode(payload, &p)
+	if kind == "approval.resolved" {
+		r.put(0, r.st.dim.Sprint("?"), r.st.dim.Sprintf("→ %s (%s)", p.Decision, p.Who))
+		return
+	}
+	r.put(0, r.st.bold.Sprint("■"), fmt.Sprintf("ended %s  exit %d", p.Outcome, p.ExitCode))
+}
+
 // in renders what the client wrote to the agent.
 func (r *Renderer) in(line []byte) {
 	var ev envelope
@@ -227,7 +317,12 @@ func (r *Renderer) in(line []byte) {
 	switch ev.Type {
 	case protocol.TypeUser:
 		r.turnOpen = true
-		if s := userText(ev.Message); s != "" {
+		s := userText(ev.Message)
+		if s != "" && s == r.started {
+			s = "" // shown from the daemon's turn.started
+		}
+		r.started = ""
+		if s != "" {
 			r.prompt(0, s, false)
 		}
 	case protocol.TypeControlRequest:
