@@ -16,12 +16,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -276,6 +279,77 @@ func TestACPXLiveExec(t *testing.T) {
 	if got := r.joined(); got != "Hello from the scripted model." {
 		t.Errorf("the answer %q", got)
 	}
+	// usage_update: numbers acpx accepts (it answered the prompt).
+	usage := r.updates("usage_update")
+	if len(usage) != 1 {
+		t.Fatalf("%d usage_update, want 1 at the end of the turn", len(usage))
+	}
+	used, _ := usage[0]["used"].(float64)
+	size, _ := usage[0]["size"].(float64)
+	if used <= 0 || size < used {
+		t.Errorf("usage_update %v: want used > 0 tokens of a larger window", usage[0])
+	}
+	// Slash commands carry claude's descriptions, not their own names.
+	described := 0
+	cmds := r.updates("available_commands_update")
+	if len(cmds) == 0 {
+		t.Fatalf("no available_commands_update")
+	}
+	all, _ := cmds[len(cmds)-1]["availableCommands"].([]any)
+	for _, c := range all {
+		c := c.(map[string]any)
+		if d, _ := c["description"].(string); d != "" && d != "/"+c["name"].(string) {
+			described++
+		}
+	}
+	if len(all) == 0 || described < len(all)/2 {
+		t.Errorf("%d of %d slash commands described: %v", described, len(all), all)
+	}
+}
+
+// TestACPXLiveRecordDirMade: a --record-dir that does not exist yet is
+// made.
+func TestACPXLiveRecordDirMade(t *testing.T) {
+	w := newACPXWorld(t)
+	w.rec = filepath.Join(t.TempDir(), "state", "agentjq", "acp")
+	r := w.acpx("--format", "json", "--approve-all", "exec", "HELLO").ok(t)
+	res, _ := r.result("session/new")
+	id, _ := res["sessionId"].(string)
+	if _, err := os.Stat(filepath.Join(w.rec, id+".ndjson")); err != nil {
+		t.Errorf("no recording in the new record dir: %v", err)
+	}
+}
+
+// TestACPXLiveNoClaude: without the agent, agentjq acp still answers
+// initialize; session/new fails saying what is missing, and acpx shows it.
+func TestACPXLiveNoClaude(t *testing.T) {
+	for _, tc := range []struct{ name, bin, want, shown string }{
+		{"bin", "/nonexistent/claude", "/nonexistent/claude", "/nonexistent/claude"},
+		{"path", "", `"claude" not found on PATH`, "not found on PATH"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newACPXWorld(t)
+			w.claude = tc.bin
+			if tc.bin == "" {
+				// agent() passes --bin ""; the PATH has no claude.
+				w.env = append(w.env, "PATH=/usr/bin:/bin")
+			}
+			r := w.acpx("--format", "json", "--approve-all", "exec", "HELLO")
+			if r.code == 0 {
+				t.Fatalf("acpx exec without claude exited 0")
+			}
+			if res, _ := r.result("initialize"); res == nil {
+				t.Errorf("initialize not answered")
+			}
+			_, rpcErr := r.result("session/new")
+			if msg, _ := rpcErr["message"].(string); !strings.Contains(msg, tc.want) {
+				t.Errorf("session/new error %v, want it to name %s", rpcErr, tc.want)
+			}
+			if !strings.Contains(r.stderr+r.stdout, tc.shown) {
+				t.Errorf("acpx does not show %q:\n%s", tc.shown, r.stderr)
+			}
+		})
+	}
 }
 
 // TestACPXLiveNewThenPrompt: acpx's normal flow: sessions new in one
@@ -309,5 +383,242 @@ func TestACPXLiveNewThenPrompt(t *testing.T) {
 	last := string(reqs[len(reqs)-1].Body)
 	if !strings.Contains(last, "Hello from the scripted model.") || !strings.Contains(last, "HELLO again") {
 		t.Errorf("the second prompt's request lacks the first turn: %.600s", last)
+	}
+}
+
+// exitEvent is the exit event a recording ends with (nil: none).
+func exitEvent(t *testing.T, file string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev map[string]any
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		var e struct {
+			Dir string         `json:"dir"`
+			Msg map[string]any `json:"msg"`
+		}
+		if json.Unmarshal(line, &e) == nil && e.Dir == "event" && e.Msg["subtype"] == "exit" {
+			ev = e.Msg
+		}
+	}
+	return ev
+}
+
+// initModes are the permission modes of the init lines in a recording.
+func initModes(t *testing.T, file string) []string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var modes []string
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		var e struct {
+			Dir string `json:"dir"`
+			Msg struct {
+				Type, Subtype  string
+				PermissionMode string `json:"permissionMode"`
+			} `json:"msg"`
+		}
+		if json.Unmarshal(line, &e) == nil && e.Dir == "out" && e.Msg.Type == "system" && e.Msg.Subtype == "init" {
+			modes = append(modes, e.Msg.PermissionMode)
+		}
+	}
+	return modes
+}
+
+// TestACPXLiveCreatedOnlyNotCrashed: acpx ends the agent of sessions new
+// (no prompt sent) by closing its stdin and, 100ms later, signalling it
+// and its descendants, claude included. The recording says the session
+// ended with no turn, not that it crashed with a turn in flight.
+func TestACPXLiveCreatedOnlyNotCrashed(t *testing.T) {
+	w := newACPXWorld(t)
+	id := w.newSession()
+	ev := exitEvent(t, filepath.Join(w.rec, id+".ndjson"))
+	if ev == nil {
+		t.Fatalf("the recording of sessions new has no exit event")
+	}
+	t.Logf("exit event: %v", ev)
+	if ev["outcome"] == "crashed" || strings.Contains(fmt.Sprint(ev["error"]), "in flight") || ev["turns"] != float64(0) {
+		t.Errorf("sessions new recorded as %v", ev)
+	}
+}
+
+// TestACPXLiveModeAcrossProcesses: set-mode plan from one acpx process,
+// the prompt from the next: the new agentjq acp resumes the session in
+// plan (the mode claude was left in), says so in session/resume's modes,
+// and claude runs the turn in it.
+func TestACPXLiveModeAcrossProcesses(t *testing.T) {
+	w := newACPXWorld(t)
+	id := w.newSession()
+	w.acpx("set-mode", "plan").ok(t)
+	// The queue owner of set-mode idles out before the prompt, so the
+	// prompt's is a new agentjq acp.
+	for deadline := time.Now().Add(30 * time.Second); len(w.homeProcs()) > 0 && time.Now().Before(deadline); {
+		time.Sleep(200 * time.Millisecond)
+	}
+	r := w.acpx("--format", "json", "--approve-all", "prompt", "HELLO").ok(t)
+	res, rpcErr := r.result("session/resume")
+	if res == nil {
+		t.Fatalf("session/resume: no result (error %v)", rpcErr)
+	}
+	if got := res["modes"].(map[string]any)["currentModeId"]; got != "plan" {
+		t.Errorf("session/resume answered currentModeId %v, want plan", got)
+	}
+	if got := r.stopReason(t); got != "end_turn" {
+		t.Errorf("stopReason %q", got)
+	}
+	segs := segmentsOf(t, w.rec, id)
+	if modes := initModes(t, segs[len(segs)-1]); len(modes) == 0 || modes[0] != "plan" {
+		t.Errorf("claude's init modes in the resumed session: %v, want plan", modes)
+	}
+}
+
+// segmentsOf are the recording files of session id, in order.
+func segmentsOf(t *testing.T, dir, id string) []string {
+	t.Helper()
+	segs := []string{filepath.Join(dir, id+".ndjson")}
+	for i := 2; ; i++ {
+		p := filepath.Join(dir, fmt.Sprintf("%s.%d.ndjson", id, i))
+		if _, err := os.Stat(p); err != nil {
+			return segs
+		}
+		segs = append(segs, p)
+	}
+}
+
+// TestACPXLiveList: acpx's sessions list shows agentjq's recorded
+// sessions (session/list) with the first prompt as the title; a cwd
+// filter that matches none shows none.
+func TestACPXLiveList(t *testing.T) {
+	w := newACPXWorld(t)
+	id := w.newSession()
+	w.acpx("--approve-all", "prompt", "HELLO").ok(t)
+	r := w.acpx("--format", "json", "sessions", "list").ok(t)
+	var list struct {
+		Sessions []struct {
+			SessionID, Cwd, Title, UpdatedAt string
+		} `json:"sessions"`
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSpace(r.stdout)), &list); err != nil {
+		t.Fatalf("sessions list: %v: %s", err, r.stdout)
+	}
+	if len(list.Sessions) != 1 || list.Sessions[0].SessionID != id || list.Sessions[0].Title != "HELLO" ||
+		list.Sessions[0].Cwd != w.dir || list.Sessions[0].UpdatedAt == "" {
+		t.Errorf("sessions list %+v, want %s titled HELLO in %s", list.Sessions, id, w.dir)
+	}
+	other := t.TempDir()
+	r = w.acpx("--format", "json", "sessions", "list", "--filter-cwd", other).ok(t)
+	if strings.Contains(r.stdout, id) {
+		t.Errorf("sessions list --filter-cwd %s lists %s: %s", other, id, r.stdout)
+	}
+}
+
+// onePixelPNG is a 1x1 PNG.
+const onePixelPNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+
+// TestACPXLiveImage: an image in the prompt (acpx sends it only to an
+// agent whose promptCapabilities.image is true) reaches the model as an
+// image block.
+func TestACPXLiveImage(t *testing.T) {
+	w := newACPXWorld(t)
+	prompt := filepath.Join(t.TempDir(), "prompt.json")
+	b, _ := json.Marshal([]map[string]string{{"type": "text", "text": "HELLO"}, {"type": "image", "mimeType": "image/png", "data": onePixelPNG}})
+	os.WriteFile(prompt, b, 0o644)
+	r := w.acpx("--format", "json", "--approve-all", "exec", "--file", prompt).ok(t)
+	if got := r.stopReason(t); got != "end_turn" {
+		t.Errorf("stopReason %q", got)
+	}
+	found := false
+	for _, req := range w.api.MessagesRequests() {
+		found = found || bytes.Contains(req.Body, []byte(`"type":"image"`)) && bytes.Contains(req.Body, []byte(onePixelPNG[:40]))
+	}
+	if !found {
+		t.Errorf("no request to the model carries the image")
+	}
+}
+
+// httpMCP is a minimal MCP server over streamable HTTP (JSON responses):
+// one tool, ping, that answers pong-from-web. It notes the Authorization
+// header of each request.
+type httpMCP struct {
+	mu    sync.Mutex
+	auth  []string
+	calls int
+}
+
+func (m *httpMCP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	m.mu.Lock()
+	m.auth = append(m.auth, r.Header.Get("Authorization"))
+	m.mu.Unlock()
+	var req struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"params"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	if req.ID == nil {
+		w.WriteHeader(http.StatusAccepted) // a notification
+		return
+	}
+	var result any
+	switch req.Method {
+	case "initialize":
+		result = map[string]any{"protocolVersion": req.Params.ProtocolVersion, "capabilities": map[string]any{"tools": map[string]any{}},
+			"serverInfo": map[string]string{"name": "web", "version": "1"}}
+	case "tools/list":
+		result = map[string]any{"tools": []any{map[string]any{"name": "ping", "description": "Answers pong.",
+			"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"note": map[string]string{"type": "string"}}}}}}
+	case "tools/call":
+		m.mu.Lock()
+		m.calls++
+		m.mu.Unlock()
+		result = map[string]any{"content": []any{map[string]string{"type": "text", "text": "pong-from-web"}}}
+	default:
+		result = map[string]any{}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
+}
+
+// TestACPXLiveHTTPMCP: an http MCP server of acpx's --mcp-config goes to
+// claude through session/new (mcpCapabilities.http), headers included;
+// claude calls its tool.
+func TestACPXLiveHTTPMCP(t *testing.T) {
+	w := newACPXWorld(t)
+	srv := &httpMCP{}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	cfg := filepath.Join(t.TempDir(), "mcp.json")
+	b, _ := json.Marshal(map[string]any{"mcpServers": []any{map[string]any{"type": "http", "name": "web", "url": hs.URL + "/mcp",
+		"headers": []any{map[string]string{"name": "Authorization", "value": "Bearer web-token"}}}}})
+	os.WriteFile(cfg, b, 0o644)
+	r := w.acpx("--format", "json", "--approve-all", "--mcp-config", cfg, "exec", "TOOL mcp__web__ping {\"note\":\"hi\"}\nSAY done").ok(t)
+	if got := r.stopReason(t); got != "end_turn" {
+		t.Errorf("stopReason %q", got)
+	}
+	if got := r.joined(); !strings.Contains(got, "mcp__web__ping ok: pong-from-web") {
+		t.Errorf("the answer %q lacks the server's result", got)
+	}
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if srv.calls != 1 {
+		t.Errorf("the tool was called %d times, want 1", srv.calls)
+	}
+	for _, a := range srv.auth {
+		if a != "Bearer web-token" {
+			t.Errorf("a request with Authorization %q", a)
+		}
 	}
 }
