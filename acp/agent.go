@@ -352,11 +352,19 @@ func (a *Agent) newSession(cfg SessionConfig) (*session, error) {
 	go func() {
 		defer a.wg.Done()
 		s.run(opts, done)
-		a.mu.Lock()
-		delete(a.sessions, id)
-		a.mu.Unlock()
+		a.forget(s)
 	}()
 	return s, nil
+}
+
+// forget takes the ended session s out of the open ones (unless another
+// session took its id up since).
+func (a *Agent) forget(s *session) {
+	a.mu.Lock()
+	if a.sessions[s.id] == s {
+		delete(a.sessions, s.id)
+	}
+	a.mu.Unlock()
 }
 
 // segments are the recordings of session id, oldest first: id.ndjson,

@@ -252,6 +252,8 @@ func (s *session) closeWait() (any, error) {
 	case <-time.After(s.a.life.Bound()):
 		return nil, errCode(jsonrpc.CodeInternalError, "session %s did not end within %s", s.id, s.a.life.Bound())
 	}
+	// Closed means gone: later requests naming it find no session.
+	s.a.forget(s)
 	return struct{}{}, nil
 }
 
