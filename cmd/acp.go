@@ -100,16 +100,23 @@ func (c *ACPCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Context)
 			}
 			return bridge.Options{}, nil, err
 		}
-		if _, err := exec.LookPath(opts.Path); err != nil {
+		// The agent binary must run (spawn finds out when it starts it).
+		bin, err := agentBinary(ios, f, bridge.Profiles[f.Agent])
+		if err == nil {
+			if _, lerr := exec.LookPath(bin); lerr != nil {
+				err = fmt.Errorf("the agent %s cannot be run (%v); install it, or point --bin or $AGENTJQ_AGENT_BIN at it", bin, lerr)
+			}
+		}
+		if err != nil {
 			chain.Close()
-			return bridge.Options{}, nil, fmt.Errorf("the agent %s cannot be run (%v); install it, or point --bin or $AGENTJQ_AGENT_BIN at it", opts.Path, err)
+			return bridge.Options{}, nil, err
 		}
 		var rec *openedRecording
 		if cfg.Record != "" {
 			// The header's session settings leave out the editor's MCP
 			// servers: their env and arguments may hold credentials no
 			// redaction pattern knows.
-			rec, err = openRecording(ios, cfg.Record, c.RedactFlags, sessionOf(f, agentArgs), argv, f.Cwd)
+			rec, err = openRecordingOf(ios, cfg.Record, c.RedactFlags, sessionOf(f, agentArgs), argv, f.Cwd, probeAgentVersion(bin, ios.Environ))
 			if err != nil {
 				chain.Close()
 				return bridge.Options{}, nil, err

@@ -28,6 +28,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentjq/agentjq/internal/testkit/livetest"
 )
 
 type acpxWorld struct {
@@ -278,6 +280,11 @@ func TestACPXLiveExec(t *testing.T) {
 	}
 	if got := r.joined(); got != "Hello from the scripted model." {
 		t.Errorf("the answer %q", got)
+	}
+	res, _ := r.result("session/new")
+	id, _ := res["sessionId"].(string)
+	if got, want := headerVersion(t, filepath.Join(w.rec, id+".ndjson")), livetest.CLIVersion(t, w.claude); got != want {
+		t.Errorf("the recording's header says agent_version %q, want %q", got, want)
 	}
 	// usage_update: numbers acpx accepts (it answered the prompt).
 	usage := r.updates("usage_update")
