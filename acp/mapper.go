@@ -141,9 +141,9 @@ func (m *Mapper) Line(dir protocol.Direction, line []byte) Out {
 				Error     string `json:"error"`
 				Response  struct {
 					Commands []struct {
-						Name         string `json:"name"`
-						Description  string `json:"description"`
-						ArgumentHint string `json:"argumentHint"`
+						Name         string          `json:"name"`
+						Description  string          `json:"description"`
+						ArgumentHint json.RawMessage `json:"argumentHint"`
 					} `json:"commands"`
 				} `json:"response"`
 			} `json:"response"`
@@ -158,8 +158,8 @@ func (m *Mapper) Line(dir protocol.Direction, line []byte) Out {
 				if cmd.Description == "" {
 					cmd.Description = "/" + c.Name
 				}
-				if c.ArgumentHint != "" {
-					cmd.Input = &CommandInput{Hint: c.ArgumentHint}
+				if h := argumentHint(c.ArgumentHint); h != "" {
+					cmd.Input = &CommandInput{Hint: h}
 				}
 				m.commands[c.Name] = cmd
 				cmds = append(cmds, cmd)
@@ -198,6 +198,18 @@ func (m *Mapper) Line(dir protocol.Direction, line []byte) Out {
 		}
 	}
 	return Out{}
+}
+
+// argumentHint is a command's argument hint: a string, or a list of
+// them (one per argument).
+func argumentHint(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var list []string
+	json.Unmarshal(raw, &list)
+	return strings.Join(list, " ")
 }
 
 // commandsUpdate is available_commands_update for cmds, unless the same
