@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentjq/agentjq/internal/protocol"
+	"github.com/agentjq/agentjq/jsonrpc"
 	"github.com/agentjq/agentjq/recording"
 )
 
@@ -137,7 +138,7 @@ func recordedIDs(dir string) []string {
 // most recently active first, titled by their first prompt.
 func (a *Agent) list(p listSessionsRequest) (any, error) {
 	if a.opts.RecordDir == "" {
-		return nil, errCode(-32601, "session/list needs agentjq acp --record-dir")
+		return nil, errCode(jsonrpc.CodeMethodNotFound, "session/list needs agentjq acp --record-dir")
 	}
 	var all []recorded
 	for _, id := range recordedIDs(a.opts.RecordDir) {
