@@ -439,13 +439,19 @@ func initModes(t *testing.T, file string) []string {
 // TestACPXLiveCreatedOnlyNotCrashed: acpx ends the agent of sessions new
 // (no prompt sent) by closing its stdin and, 100ms later, signalling it
 // and its descendants, claude included. The recording says the session
-// ended with no turn, not that it crashed with a turn in flight.
+// ended with no turn, not that it crashed with a turn in flight. (Which
+// of agentjq and claude sees the signal first is a race; the bridge's
+// TestIdleAgentSignalledAtEndIsNoCrash plays the losing order
+// deterministically. On a loaded machine acpx's SIGKILL, 1.5s after its
+// SIGTERM, may also come before agentjq has written the exit event: the
+// recording then just ends, claiming nothing.)
 func TestACPXLiveCreatedOnlyNotCrashed(t *testing.T) {
 	w := newACPXWorld(t)
 	id := w.newSession()
 	ev := exitEvent(t, filepath.Join(w.rec, id+".ndjson"))
 	if ev == nil {
-		t.Fatalf("the recording of sessions new has no exit event")
+		t.Logf("agentjq was killed before its exit event")
+		return
 	}
 	t.Logf("exit event: %v", ev)
 	if ev["outcome"] == "crashed" || strings.Contains(fmt.Sprint(ev["error"]), "in flight") || ev["turns"] != float64(0) {
