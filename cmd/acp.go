@@ -95,6 +95,7 @@ func (c *ACPCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Context)
 		}
 		opts, chain, err := sessionOptionsWith(ios, f, args, cfg.Person)
 		if err != nil {
+			var xe *exitError
 			if errors.As(err, &xe) {
 				err = xe.err
 			}

@@ -469,7 +469,10 @@ func TestACPXLiveModeAcrossProcesses(t *testing.T) {
 	w.acpx("set-mode", "plan").ok(t)
 	// The queue owner of set-mode idles out before the prompt, so the
 	// prompt's is a new agentjq acp.
-	for deadline := time.Now().Add(30 * time.Second); len(w.homeProcs()) > 0 && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(30 * time.Second); len(w.homeProcs()) > 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("set-mode's queue owner still runs 30s after its TTL: %v", w.homeProcs())
+		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	r := w.acpx("--format", "json", "--approve-all", "prompt", "HELLO").ok(t)
