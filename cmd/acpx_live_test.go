@@ -570,6 +570,18 @@ func (m *httpMCP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusMethodNotAllowed)
 		return
 	}
+	resp, status := m.answer(r)
+	if resp == nil {
+		w.WriteHeader(status)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(resp)
+}
+
+// answer is the JSON-RPC response to a request (nil for a notification,
+// with the HTTP status to answer).
+func (m *httpMCP) answer(r *http.Request) ([]byte, int) {
 	m.mu.Lock()
 	m.auth = append(m.auth, r.Header.Get("Authorization"))
 	m.mu.Unlock()
@@ -581,12 +593,10 @@ func (m *httpMCP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		} `json:"params"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		w.WriteHeader(http.StatusBadRequest)
-		return
+		return nil, http.StatusBadRequest
 	}
 	if req.ID == nil {
-		w.WriteHeader(http.StatusAccepted) // a notification
-		return
+		return nil, http.StatusAccepted // a notification
 	}
 	var result any
 	switch req.Method {
@@ -604,37 +614,81 @@ func (m *httpMCP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		result = map[string]any{}
 	}
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
+	return b, http.StatusOK
 }
 
-// TestACPXLiveHTTPMCP: an http MCP server of acpx's --mcp-config goes to
-// claude through session/new (mcpCapabilities.http), headers included;
-// claude calls its tool.
-func TestACPXLiveHTTPMCP(t *testing.T) {
-	w := newACPXWorld(t)
-	srv := &httpMCP{}
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
-	cfg := filepath.Join(t.TempDir(), "mcp.json")
-	b, _ := json.Marshal(map[string]any{"mcpServers": []any{map[string]any{"type": "http", "name": "web", "url": hs.URL + "/mcp",
-		"headers": []any{map[string]string{"name": "Authorization", "value": "Bearer web-token"}}}}})
-	os.WriteFile(cfg, b, 0o644)
-	r := w.acpx("--format", "json", "--approve-all", "--mcp-config", cfg, "exec", "TOOL mcp__web__ping {\"note\":\"hi\"}\nSAY done").ok(t)
-	if got := r.stopReason(t); got != "end_turn" {
-		t.Errorf("stopReason %q", got)
-	}
-	if got := r.joined(); !strings.Contains(got, "mcp__web__ping ok: pong-from-web") {
-		t.Errorf("the answer %q lacks the server's result", got)
-	}
-	srv.mu.Lock()
-	defer srv.mu.Unlock()
-	if srv.calls != 1 {
-		t.Errorf("the tool was called %d times, want 1", srv.calls)
-	}
-	for _, a := range srv.auth {
-		if a != "Bearer web-token" {
-			t.Errorf("a request with Authorization %q", a)
+// sseMCP is httpMCP over MCP's HTTP+SSE transport: GET /sse is the event
+// stream, whose first event names the endpoint the client POSTs to; the
+// responses come as message events on the stream.
+type sseMCP struct {
+	httpMCP
+	out chan []byte
+}
+
+func (m *sseMCP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.Method == http.MethodGet && r.URL.Path == "/sse":
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Cache-Control", "no-cache")
+		fmt.Fprintf(w, "event: endpoint\ndata: /messages\n\n")
+		w.(http.Flusher).Flush()
+		for {
+			select {
+			case b := <-m.out:
+				fmt.Fprintf(w, "event: message\ndata: %s\n\n", b)
+				w.(http.Flusher).Flush()
+			case <-r.Context().Done():
+				return
+			}
 		}
+	case r.Method == http.MethodPost && r.URL.Path == "/messages":
+		resp, _ := m.answer(r)
+		w.WriteHeader(http.StatusAccepted)
+		if resp != nil {
+			m.out <- resp
+		}
+	default:
+		w.WriteHeader(http.StatusNotFound)
+	}
+}
+
+// TestACPXLiveHTTPMCP: an http or sse MCP server of acpx's --mcp-config
+// goes to claude through session/new (mcpCapabilities), headers
+// included; claude calls its tool.
+func TestACPXLiveHTTPMCP(t *testing.T) {
+	for _, typ := range []string{"http", "sse"} {
+		t.Run(typ, func(t *testing.T) {
+			w := newACPXWorld(t)
+			srv := &sseMCP{out: make(chan []byte, 16)}
+			var h http.Handler = &srv.httpMCP
+			url := "/mcp"
+			if typ == "sse" {
+				h, url = srv, "/sse"
+			}
+			hs := httptest.NewServer(h)
+			defer hs.Close()
+			cfg := filepath.Join(t.TempDir(), "mcp.json")
+			b, _ := json.Marshal(map[string]any{"mcpServers": []any{map[string]any{"type": typ, "name": "web", "url": hs.URL + url,
+				"headers": []any{map[string]string{"name": "Authorization", "value": "Bearer web-token"}}}}})
+			os.WriteFile(cfg, b, 0o644)
+			r := w.acpx("--format", "json", "--approve-all", "--mcp-config", cfg, "exec", "TOOL mcp__web__ping {\"note\":\"hi\"}\nSAY done").ok(t)
+			if got := r.stopReason(t); got != "end_turn" {
+				t.Errorf("stopReason %q", got)
+			}
+			if got := r.joined(); !strings.Contains(got, "mcp__web__ping ok: pong-from-web") {
+				t.Errorf("the answer %q lacks the server's result", got)
+			}
+			srv.mu.Lock()
+			defer srv.mu.Unlock()
+			if srv.calls != 1 {
+				t.Errorf("the tool was called %d times, want 1", srv.calls)
+			}
+			for _, a := range srv.auth {
+				if a != "Bearer web-token" {
+					t.Errorf("a request with Authorization %q", a)
+				}
+			}
+		})
 	}
 }
