@@ -83,7 +83,7 @@ sandbox-deps:
 # The real clients the proxy, serve and acp tests drive (the Agent SDK, the
 # ACP SDK, a WebSocket client, a JSON Schema validator), pinned, installed
 # from npm into a cache; the tests find them through AGENTJQ_NODE_MODULES.
-NODE_CLIENTS     = @anthropic-ai/claude-agent-sdk@0.3.332 @agentclientprotocol/sdk@2.4.0 ws@8.23.0 ajv@8.20.0 typescript@5.9.3
+NODE_CLIENTS     = @anthropic-ai/claude-agent-sdk@0.3.332 @agentclientprotocol/sdk@2.4.0 ws@8.23.0 ajv@8.20.0 typescript@5.9.3 acpx@0.19.1
 NODE_CLIENTS_DIR = $(HOME)/.cache/agentjq/node-clients
 NODE_STAMP       = $(NODE_CLIENTS_DIR)/.installed-$(shell echo '$(NODE_CLIENTS)' | cksum | cut -d' ' -f1)
 export AGENTJQ_NODE_MODULES ?= $(NODE_CLIENTS_DIR)/node_modules

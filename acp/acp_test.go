@@ -389,9 +389,13 @@ func TestProtocolErrors(t *testing.T) {
 		t.Errorf("a relative cwd: %v", err)
 	}
 	sid := c.newSession(t)
-	img := []map[string]string{{"type": "image", "data": "AAAA", "mimeType": "image/png"}}
+	audio := []map[string]string{{"type": "audio", "data": "AAAA", "mimeType": "audio/wav"}}
+	if err := c.conn.Call(ctx, "session/prompt", map[string]any{"sessionId": sid, "prompt": audio}, nil); code(err) != jsonrpc.CodeInvalidParams {
+		t.Errorf("an audio prompt (not offered): %v", err)
+	}
+	img := []map[string]string{{"type": "image", "mimeType": "image/png"}}
 	if err := c.conn.Call(ctx, "session/prompt", map[string]any{"sessionId": sid, "prompt": img}, nil); code(err) != jsonrpc.CodeInvalidParams {
-		t.Errorf("an image prompt (not offered): %v", err)
+		t.Errorf("an image without its data: %v", err)
 	}
 	first := make(chan error, 1)
 	go func() {

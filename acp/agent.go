@@ -38,8 +38,14 @@ type SessionConfig struct {
 	Cwd string
 	// MCPServers are passed on to claude (--mcp-config).
 	MCPServers []MCPServer
-	// Resume: continue claude's session ID (session/load).
+	// Resume: continue claude's session ID (session/load, session/resume).
 	Resume bool
+	// ForkOf, when set, is the session this one forks: claude resumes
+	// that one's conversation under the new ID (--fork-session).
+	ForkOf string
+	// Mode, when set, is the permission mode to start claude in (the
+	// one a session taken up again was left in).
+	Mode string
 	// Person is the last stage of the approval chain: the editor.
 	Person approve.Decider
 	// Record is the recording file for this session ("" records nothing).
@@ -180,19 +186,35 @@ func (a *Agent) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		if err := decode(req, &p); err != nil {
 			return nil, err
 		}
-		s, err := a.newSession(p.Cwd, p.MCPServers, newID(), false)
+		s, err := a.newSession(SessionConfig{ID: newID(), Cwd: p.Cwd, MCPServers: p.MCPServers})
 		if err != nil {
 			return nil, err
 		}
 		return newSessionResponse{SessionID: s.id, Modes: s.modes()}, nil
-	case "session/load":
+	case "session/load", "session/resume", "session/fork":
 		var p loadSessionRequest
 		if err := decode(req, &p); err != nil {
 			return nil, err
 		}
 		// Replaying a long recording is slow: later messages are taken
 		// meanwhile, and the session's updates all precede the response.
-		return jsonrpc.Async(func() (any, error) { return a.load(p) }), nil
+		return jsonrpc.Async(func() (any, error) { return a.reopen(req.Method, p) }), nil
+	case "session/list":
+		var p listSessionsRequest
+		if err := decode(req, &p); err != nil {
+			return nil, err
+		}
+		return jsonrpc.Async(func() (any, error) { return a.list(p) }), nil
+	case "session/close":
+		var p sessionIDParams
+		if err := decode(req, &p); err != nil {
+			return nil, err
+		}
+		s, err := a.session(p.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		return jsonrpc.Async(func() (any, error) { return s.closeWait() }), nil
 	case "session/prompt":
 		var p promptRequest
 		if err := decode(req, &p); err != nil {
@@ -245,12 +267,21 @@ func decode(req *jsonrpc.Request, v any) error {
 func (a *Agent) initialize(p initializeRequest) initializeResponse {
 	r := initializeResponse{ProtocolVersion: ProtocolVersion, AuthMethods: []struct{}{},
 		AgentInfo: implementation{Name: "agentjq", Title: "agentjq (claude)", Version: a.opts.Version}}
+	// The record dir is what a session is taken up again from, in this
+	// process or a later one: load (replayed), resume, fork and list.
 	r.AgentCapabilities.LoadSession = a.opts.RecordDir != ""
+	caps := &r.AgentCapabilities.SessionCapabilities
+	caps.Close = &capability{}
+	if a.opts.RecordDir != "" {
+		caps.List, caps.Resume, caps.Fork = &capability{}, &capability{}, &capability{}
+	}
 	// Text, resource links and embedded text resources become the turn's
-	// text; images and audio are not offered (not carried end to end).
+	// text; images go to claude as image blocks. Audio is not offered
+	// (claude takes none).
 	r.AgentCapabilities.PromptCapabilities.EmbeddedContext = true
-	// MCP servers: stdio only (tested end to end); http and sse would map
-	// to claude's --mcp-config as well but are not offered until tested.
+	r.AgentCapabilities.PromptCapabilities.Image = true
+	// MCP servers: stdio, http and sse, all passed to claude's --mcp-config.
+	r.AgentCapabilities.MCPCapabilities = mcpCapabilities{HTTP: true, SSE: true}
 	return r
 }
 
@@ -275,12 +306,14 @@ func newID() string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
-func (a *Agent) newSession(cwd string, mcp []MCPServer, id string, resume bool) (*session, error) {
-	if !filepath.IsAbs(cwd) {
-		return nil, errCode(jsonrpc.CodeInvalidParams, "cwd %q must be an absolute path", cwd)
+func (a *Agent) newSession(cfg SessionConfig) (*session, error) {
+	if !filepath.IsAbs(cfg.Cwd) {
+		return nil, errCode(jsonrpc.CodeInvalidParams, "cwd %q must be an absolute path", cfg.Cwd)
 	}
-	for _, m := range mcp {
-		if m.Type != "" && m.Type != "stdio" {
+	for _, m := range cfg.MCPServers {
+		switch m.Type {
+		case "", "stdio", "http", "sse":
+		default:
 			return nil, errCode(jsonrpc.CodeInvalidParams, "MCP server %q: %s servers are not supported (see mcpCapabilities)", m.Name, m.Type)
 		}
 	}
@@ -289,8 +322,12 @@ func (a *Agent) newSession(cwd string, mcp []MCPServer, id string, resume bool) 
 		return nil, errCode(jsonrpc.CodeInternalError, "agentjq is shutting down")
 	default:
 	}
+	id := cfg.ID
 	s := newSession(a, id)
-	cfg := SessionConfig{ID: id, Cwd: cwd, MCPServers: mcp, Resume: resume, Person: s}
+	if cfg.Mode != "" {
+		s.mode = cfg.Mode
+	}
+	cfg.Person = s
 	if a.opts.RecordDir != "" {
 		cfg.Record = nextSegment(a.opts.RecordDir, id)
 	}
@@ -315,11 +352,19 @@ func (a *Agent) newSession(cwd string, mcp []MCPServer, id string, resume bool) 
 	go func() {
 		defer a.wg.Done()
 		s.run(opts, done)
-		a.mu.Lock()
-		delete(a.sessions, id)
-		a.mu.Unlock()
+		a.forget(s)
 	}()
 	return s, nil
+}
+
+// forget takes the ended session s out of the open ones (unless another
+// session took its id up since).
+func (a *Agent) forget(s *session) {
+	a.mu.Lock()
+	if a.sessions[s.id] == s {
+		delete(a.sessions, s.id)
+	}
+	a.mu.Unlock()
 }
 
 // segments are the recordings of session id, oldest first: id.ndjson,
@@ -351,11 +396,16 @@ func nextSegment(dir, id string) string {
 	return filepath.Join(dir, fmt.Sprintf("%s.%d.ndjson", id, len(segs)+1))
 }
 
-// load replays the session's recorded lines as updates, then continues
-// the claude session (--resume) in a new live session with that id.
-func (a *Agent) load(p loadSessionRequest) (any, error) {
+// reopen takes a recorded session up again in a new live one:
+// session/load replays its recorded lines as updates first, session/
+// resume does not, and session/fork starts a new session from its
+// conversation. claude continues its own history (--resume) in the mode
+// it was left in; a session that never had a turn has no history in
+// claude yet, and starts afresh under its id (acpx's sessions new, then
+// a prompt from the next process).
+func (a *Agent) reopen(method string, p loadSessionRequest) (any, error) {
 	if a.opts.RecordDir == "" {
-		return nil, errCode(jsonrpc.CodeMethodNotFound, "session/load needs agentjq acp --record-dir")
+		return nil, errCode(jsonrpc.CodeMethodNotFound, "%s needs agentjq acp --record-dir", method)
 	}
 	if !idPattern.MatchString(p.SessionID) {
 		return nil, errCode(codeNotFound, "no recorded session %q", p.SessionID)
@@ -364,18 +414,43 @@ func (a *Agent) load(p loadSessionRequest) (any, error) {
 	if len(segs) == 0 {
 		return nil, errCode(codeNotFound, "no recorded session %q in %s", p.SessionID, a.opts.RecordDir)
 	}
-	if _, err := a.session(p.SessionID); err == nil {
+	if _, err := a.session(p.SessionID); err == nil && method != "session/fork" {
+		if method == "session/resume" {
+			// Taken up already, in this process: nothing to do.
+			s, _ := a.session(p.SessionID)
+			return loadSessionResponse{Modes: s.modes()}, nil
+		}
 		return nil, errCode(jsonrpc.CodeInvalidParams, "session %s is already open", p.SessionID)
 	}
-	m := NewMapper()
-	for _, seg := range segs {
-		if err := a.replay(p.SessionID, seg, m); err != nil {
-			return nil, errCode(jsonrpc.CodeInternalError, "%v", err)
+	rec, err := readRecorded(a.opts.RecordDir, p.SessionID)
+	if err != nil {
+		return nil, errCode(jsonrpc.CodeInternalError, "%v", err)
+	}
+	cfg := SessionConfig{ID: p.SessionID, Cwd: p.Cwd, MCPServers: p.MCPServers, Resume: rec.Turns > 0, Mode: rec.Mode}
+	if cfg.Mode == "bypassPermissions" && !a.opts.AllowBypass {
+		cfg.Mode = ""
+	}
+	if method == "session/load" {
+		m := NewMapper()
+		for _, seg := range segs {
+			if err := a.replay(p.SessionID, seg, m); err != nil {
+				return nil, errCode(jsonrpc.CodeInternalError, "%v", err)
+			}
 		}
 	}
-	s, err := a.newSession(p.Cwd, p.MCPServers, p.SessionID, true)
+	if method == "session/fork" {
+		cfg.ID = newID()
+		if cfg.Resume {
+			cfg.ForkOf = p.SessionID
+		}
+		cfg.Resume = false
+	}
+	s, err := a.newSession(cfg)
 	if err != nil {
 		return nil, err
+	}
+	if method == "session/fork" {
+		return forkSessionResponse{SessionID: s.id, Modes: s.modes()}, nil
 	}
 	return loadSessionResponse{Modes: s.modes()}, nil
 }

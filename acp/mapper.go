@@ -26,11 +26,20 @@ type Mapper struct {
 	// sandbox event, which comes just before the call's result), shown
 	// with the result.
 	blocked map[string]string
+	// commands: the slash commands' descriptions and argument hints,
+	// from the agent's answer to the initialize request; sent is the
+	// names last sent in available_commands_update.
+	commands map[string]Command
+	sent     string
+	// ctx is the context the last model call used (its input, cache and
+	// output tokens), from its message_start and message_delta events.
+	ctxIn, ctxOut int64
+	ctxSeen       bool
 }
 
 // NewMapper is a Mapper with nothing seen.
 func NewMapper() *Mapper {
-	return &Mapper{tools: map[string]toolUse{}, streamed: map[string]bool{}, skipped: map[string]bool{}, running: map[string]bool{}, blocked: map[string]string{}}
+	return &Mapper{tools: map[string]toolUse{}, streamed: map[string]bool{}, skipped: map[string]bool{}, running: map[string]bool{}, blocked: map[string]string{}, commands: map[string]Command{}}
 }
 
 type toolUse struct {
@@ -100,7 +109,11 @@ func (m *Mapper) Line(dir protocol.Direction, line []byte) Out {
 	case "result":
 		var r Result
 		json.Unmarshal(line, &r)
-		return Out{Result: &r}
+		out := Out{Result: &r}
+		if u, ok := m.usage(line); ok {
+			out.Updates = []Update{u}
+		}
+		return out
 	case "system":
 		if h.Subtype != "init" {
 			return Out{}
@@ -111,9 +124,13 @@ func (m *Mapper) Line(dir protocol.Direction, line []byte) Out {
 		if len(in.SlashCommands) > 0 {
 			cmds := make([]Command, 0, len(in.SlashCommands))
 			for _, c := range in.SlashCommands {
-				cmds = append(cmds, Command{Name: c, Description: "/" + c})
+				cmd, ok := m.commands[c]
+				if !ok {
+					cmd = Command{Name: c, Description: "/" + c}
+				}
+				cmds = append(cmds, cmd)
 			}
-			out.Updates = []Update{{SessionUpdate: "available_commands_update", AvailableCommands: cmds}}
+			out.Updates = m.commandsUpdate(cmds)
 		}
 		return out
 	case protocol.TypeControlResp:
@@ -122,10 +139,33 @@ func (m *Mapper) Line(dir protocol.Direction, line []byte) Out {
 				Subtype   string `json:"subtype"`
 				RequestID string `json:"request_id"`
 				Error     string `json:"error"`
+				Response  struct {
+					Commands []struct {
+						Name         string          `json:"name"`
+						Description  string          `json:"description"`
+						ArgumentHint json.RawMessage `json:"argumentHint"`
+					} `json:"commands"`
+				} `json:"response"`
 			} `json:"response"`
 		}
 		json.Unmarshal(line, &r)
 		out := Out{ControlID: r.Response.RequestID}
+		if cs := r.Response.Response.Commands; len(cs) > 0 {
+			// The answer to initialize: every command with what it does.
+			cmds := make([]Command, 0, len(cs))
+			for _, c := range cs {
+				cmd := Command{Name: c.Name, Description: c.Description}
+				if cmd.Description == "" {
+					cmd.Description = "/" + c.Name
+				}
+				if h := argumentHint(c.ArgumentHint); h != "" {
+					cmd.Input = &CommandInput{Hint: h}
+				}
+				m.commands[c.Name] = cmd
+				cmds = append(cmds, cmd)
+			}
+			out.Updates = m.commandsUpdate(cmds)
+		}
 		if r.Response.Subtype == "error" {
 			out.ControlErr = r.Response.Error
 			if out.ControlErr == "" {
@@ -160,10 +200,100 @@ func (m *Mapper) Line(dir protocol.Direction, line []byte) Out {
 	return Out{}
 }
 
+// argumentHint is a command's argument hint: a string, or a list of
+// them (one per argument).
+func argumentHint(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var list []string
+	json.Unmarshal(raw, &list)
+	return strings.Join(list, " ")
+}
+
+// commandsUpdate is available_commands_update for cmds, unless the same
+// names went last.
+func (m *Mapper) commandsUpdate(cmds []Command) []Update {
+	names := make([]string, len(cmds))
+	for i, c := range cmds {
+		names[i] = c.Name
+	}
+	key := strings.Join(names, "\x00")
+	if key == m.sent {
+		return nil
+	}
+	m.sent = key
+	return []Update{{SessionUpdate: "available_commands_update", AvailableCommands: cmds}}
+}
+
+type tokenUsage struct {
+	Input         int64 `json:"input_tokens"`
+	CacheCreation int64 `json:"cache_creation_input_tokens"`
+	CacheRead     int64 `json:"cache_read_input_tokens"`
+	Output        int64 `json:"output_tokens"`
+}
+
+// usage is usage_update at the end of a turn: the tokens in context (the
+// last model call's, or the turn's usage when no call was streamed), the
+// context window (the smallest of the models used; 200000 when the
+// result names none) and the session's cost so far. Every member is a
+// number: a turn that reports no usage sends none.
+func (m *Mapper) usage(line []byte) (Update, bool) {
+	var r struct {
+		Usage      *tokenUsage `json:"usage"`
+		Cost       *float64    `json:"total_cost_usd"`
+		ModelUsage map[string]struct {
+			ContextWindow int64 `json:"contextWindow"`
+		} `json:"modelUsage"`
+	}
+	if json.Unmarshal(line, &r) != nil {
+		return Update{}, false
+	}
+	used := m.ctxIn + m.ctxOut
+	if !m.ctxSeen {
+		if r.Usage == nil {
+			return Update{}, false
+		}
+		used = r.Usage.Input + r.Usage.CacheCreation + r.Usage.CacheRead + r.Usage.Output
+	}
+	size := int64(0)
+	for _, mu := range r.ModelUsage {
+		if mu.ContextWindow > 0 && (size == 0 || mu.ContextWindow < size) {
+			size = mu.ContextWindow
+		}
+	}
+	if size == 0 {
+		size = 200000
+	}
+	u := Update{SessionUpdate: "usage_update", Used: &used, Size: &size}
+	if r.Cost != nil {
+		u.Cost = &Cost{Amount: *r.Cost, Currency: "USD"}
+	}
+	return u, true
+}
+
 func (m *Mapper) streamEvent(raw json.RawMessage) []Update {
 	var e protocol.StreamEvent
 	if json.Unmarshal(raw, &e) != nil {
 		return nil
+	}
+	switch e.Type {
+	case "message_start", "message_delta":
+		var u struct {
+			Message struct {
+				Usage *tokenUsage `json:"usage"`
+			} `json:"message"`
+			Usage *tokenUsage `json:"usage"`
+		}
+		json.Unmarshal(raw, &u)
+		if t := u.Message.Usage; t != nil {
+			m.ctxIn, m.ctxOut, m.ctxSeen = t.Input+t.CacheCreation+t.CacheRead, t.Output, true
+		}
+		if t := u.Usage; t != nil && m.ctxSeen {
+			// message_delta's usage: the call's output so far.
+			m.ctxOut = t.Output
+		}
 	}
 	switch e.Type {
 	case "message_start":
@@ -240,12 +370,23 @@ func (m *Mapper) userTurn(raw json.RawMessage) []Update {
 	if json.Unmarshal(msg.Content, &text) == nil {
 		return []Update{{SessionUpdate: "user_message_chunk", Content: &ContentBlock{Type: "text", Text: text}}}
 	}
-	var blocks []protocol.Block
+	var blocks []struct {
+		Type   string `json:"type"`
+		Text   string `json:"text"`
+		Source struct {
+			Type      string `json:"type"`
+			MediaType string `json:"media_type"`
+			Data      string `json:"data"`
+		} `json:"source"`
+	}
 	json.Unmarshal(msg.Content, &blocks)
 	var ups []Update
 	for _, b := range blocks {
-		if b.Type == "text" && b.Text != "" {
+		switch {
+		case b.Type == "text" && b.Text != "":
 			ups = append(ups, Update{SessionUpdate: "user_message_chunk", Content: &ContentBlock{Type: "text", Text: b.Text}})
+		case b.Type == "image" && b.Source.Type == "base64" && b.Source.Data != "":
+			ups = append(ups, Update{SessionUpdate: "user_message_chunk", Content: &ContentBlock{Type: "image", Data: b.Source.Data, MimeType: b.Source.MediaType}})
 		}
 	}
 	return ups

@@ -121,3 +121,50 @@ func TestMapperSandboxBlock(t *testing.T) {
 		t.Errorf("the result's update: %s", last)
 	}
 }
+
+// TestMapperCommands: the answer to initialize describes the commands
+// (hints as a string or a list); the init line's names reuse them and
+// are not sent again when they are the same.
+func TestMapperCommands(t *testing.T) {
+	ups := mapLines(
+		`{"type":"control_response","response":{"subtype":"success","request_id":"agentjq-init-1","response":{"commands":[{"name":"review","description":"Review the diff","argumentHint":"BRANCH"},{"name":"fix","description":"","argumentHint":["FILE","LINE"]}]}}}`,
+		`{"type":"system","subtype":"init","slash_commands":["review","fix"]}`,
+		`{"type":"system","subtype":"init","slash_commands":["review","fix","new"]}`,
+	)
+	want := `[{"sessionUpdate":"available_commands_update","availableCommands":[{"name":"review","description":"Review the diff","input":{"hint":"BRANCH"}},{"name":"fix","description":"/fix","input":{"hint":"FILE LINE"}}]},` +
+		`{"sessionUpdate":"available_commands_update","availableCommands":[{"name":"review","description":"Review the diff","input":{"hint":"BRANCH"}},{"name":"fix","description":"/fix","input":{"hint":"FILE LINE"}},{"name":"new","description":"/new"}]}]`
+	if got := js(ups); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+// TestMapperUsage: usage_update at a result: the last call's context
+// (input, cache and output), the smallest context window, the cost; a
+// result without usage sends none (never a null).
+func TestMapperUsage(t *testing.T) {
+	ups := mapLines(
+		`{"type":"stream_event","event":{"type":"message_start","message":{"id":"m1","usage":{"input_tokens":10,"cache_read_input_tokens":100,"cache_creation_input_tokens":5,"output_tokens":1}}}}`,
+		`{"type":"stream_event","event":{"type":"message_delta","usage":{"output_tokens":7}}}`,
+		`{"type":"result","subtype":"success","usage":{"input_tokens":99,"output_tokens":99},"total_cost_usd":0.25,"modelUsage":{"a":{"contextWindow":1000000},"b":{"contextWindow":200000}}}`,
+	)
+	if want := `[{"sessionUpdate":"usage_update","used":122,"size":200000,"cost":{"amount":0.25,"currency":"USD"}}]`; js(ups) != want {
+		t.Errorf("got  %s\nwant %s", js(ups), want)
+	}
+	ups = mapLines(`{"type":"result","subtype":"success","usage":{"input_tokens":3,"output_tokens":4}}`)
+	if want := `[{"sessionUpdate":"usage_update","used":7,"size":200000}]`; js(ups) != want {
+		t.Errorf("without stream events: got %s\nwant %s", js(ups), want)
+	}
+	if ups := mapLines(`{"type":"result","subtype":"success"}`); len(ups) != 0 {
+		t.Errorf("a result without usage: %s", js(ups))
+	}
+}
+
+// TestMapperImageTurn: a user turn's image is replayed as an image block.
+func TestMapperImageTurn(t *testing.T) {
+	m := NewMapper()
+	ups := m.Line(protocol.DirIn, []byte(`{"type":"user","message":{"role":"user","content":[{"type":"text","text":"see"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAA"}}]}}`)).Updates
+	want := `[{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"see"}},{"sessionUpdate":"user_message_chunk","content":{"type":"image","data":"AAAA","mimeType":"image/png"}}]`
+	if got := js(ups); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}

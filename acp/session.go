@@ -126,7 +126,10 @@ func (s *session) run(opts bridge.Options, done func() error) {
 			<-s.signals
 		}
 		cfg := s.cfg
-		cfg.Resume = true
+		cfg.Resume, cfg.ForkOf = true, ""
+		s.mu.Lock()
+		cfg.Mode = s.mode
+		s.mu.Unlock()
 		if s.a.opts.RecordDir != "" {
 			cfg.Record = nextSegment(s.a.opts.RecordDir, s.id)
 		}
@@ -232,6 +235,26 @@ func (s *session) close() {
 	w := s.stdin
 	s.mu.Unlock()
 	w.Close()
+}
+
+// closeWait is session/close: the session ends as close ends it (a
+// running turn is interrupted and answered cancelled), and the response
+// waits for that, at most the shutdown's bound.
+func (s *session) closeWait() (any, error) {
+	s.mu.Lock()
+	if t := s.turn; t != nil {
+		t.cancelled = true
+	}
+	s.mu.Unlock()
+	s.close()
+	select {
+	case <-s.endedC:
+	case <-time.After(s.a.life.Bound()):
+		return nil, errCode(jsonrpc.CodeInternalError, "session %s did not end within %s", s.id, s.a.life.Bound())
+	}
+	// Closed means gone: later requests naming it find no session.
+	s.a.forget(s)
+	return struct{}{}, nil
 }
 
 func (s *session) mapOutput(r io.Reader, gen int) {
@@ -365,15 +388,18 @@ func (s *session) prompt(ctx context.Context, blocks []json.RawMessage) (any, er
 
 // turnContent turns ACP content blocks into claude's: text as it is, a
 // resource link as a mention of its URI, an embedded text resource as
-// text naming its URI. Images and audio are not offered in initialize.
-func turnContent(blocks []json.RawMessage) ([]map[string]string, error) {
-	var out []map[string]string
+// text naming its URI, an image as an image block (base64). Audio is not
+// offered in initialize.
+func turnContent(blocks []json.RawMessage) ([]any, error) {
+	var out []any
 	for i, raw := range blocks {
 		var b struct {
 			Type     string `json:"type"`
 			Text     string `json:"text"`
 			URI      string `json:"uri"`
 			Name     string `json:"name"`
+			Data     string `json:"data"`
+			MimeType string `json:"mimeType"`
 			Resource struct {
 				URI  string  `json:"uri"`
 				Text *string `json:"text"`
@@ -393,6 +419,13 @@ func turnContent(blocks []json.RawMessage) ([]map[string]string, error) {
 				return nil, errCode(jsonrpc.CodeInvalidParams, "prompt[%d]: only text resources are supported", i)
 			}
 			text = fmt.Sprintf("<context ref=%q>\n%s\n</context>", b.Resource.URI, *b.Resource.Text)
+		case "image":
+			if b.Data == "" || b.MimeType == "" {
+				return nil, errCode(jsonrpc.CodeInvalidParams, "prompt[%d]: an image needs its data (base64) and mimeType", i)
+			}
+			out = append(out, map[string]any{"type": "image",
+				"source": map[string]string{"type": "base64", "media_type": b.MimeType, "data": b.Data}})
+			continue
 		default:
 			return nil, errCode(jsonrpc.CodeInvalidParams, "prompt[%d]: %q content is not supported (see the prompt capabilities)", i, b.Type)
 		}

@@ -34,11 +34,22 @@ type mcpCapabilities struct {
 	SSE  bool `json:"sse"`
 }
 
+// capability is an advertised optional method: {} when it is offered.
+type capability struct{}
+
+type sessionCapabilities struct {
+	List   *capability `json:"list,omitempty"`
+	Resume *capability `json:"resume,omitempty"`
+	Close  *capability `json:"close,omitempty"`
+	// Fork is session/fork, unstable in ACP v1 (schema.unstable.json).
+	Fork *capability `json:"fork,omitempty"`
+}
+
 type agentCapabilities struct {
-	LoadSession         bool               `json:"loadSession"`
-	PromptCapabilities  promptCapabilities `json:"promptCapabilities"`
-	MCPCapabilities     mcpCapabilities    `json:"mcpCapabilities"`
-	SessionCapabilities struct{}           `json:"sessionCapabilities"`
+	LoadSession         bool                `json:"loadSession"`
+	PromptCapabilities  promptCapabilities  `json:"promptCapabilities"`
+	MCPCapabilities     mcpCapabilities     `json:"mcpCapabilities"`
+	SessionCapabilities sessionCapabilities `json:"sessionCapabilities"`
 }
 
 type initializeResponse struct {
@@ -96,8 +107,31 @@ type newSessionResponse struct {
 	Modes     sessionModeState `json:"modes"`
 }
 
+// loadSessionResponse is also session/resume's response.
 type loadSessionResponse struct {
 	Modes sessionModeState `json:"modes"`
+}
+
+type forkSessionResponse struct {
+	SessionID string           `json:"sessionId"`
+	Modes     sessionModeState `json:"modes"`
+}
+
+type listSessionsRequest struct {
+	Cwd    *string         `json:"cwd,omitempty"`
+	Cursor *string         `json:"cursor,omitempty"`
+	Meta   json.RawMessage `json:"_meta,omitempty"`
+}
+
+type sessionInfo struct {
+	SessionID string  `json:"sessionId"`
+	Cwd       string  `json:"cwd"`
+	Title     *string `json:"title,omitempty"`
+	UpdatedAt string  `json:"updatedAt,omitempty"`
+}
+
+type listSessionsResponse struct {
+	Sessions []sessionInfo `json:"sessions"`
 }
 
 type promptRequest struct {
@@ -130,10 +164,26 @@ type setModeRequest struct {
 	Meta      json.RawMessage `json:"_meta,omitempty"`
 }
 
-// ContentBlock is the subset of content blocks agentjq sends: text.
+// ContentBlock is the subset of content blocks agentjq sends: text, and
+// (a user's turn replayed by session/load) image.
 type ContentBlock struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	Data     string `json:"-"`
+	MimeType string `json:"-"`
+}
+
+// MarshalJSON writes an image block as ACP's ImageContent.
+func (c ContentBlock) MarshalJSON() ([]byte, error) {
+	if c.Type == "image" {
+		return json.Marshal(struct {
+			Type     string `json:"type"`
+			Data     string `json:"data"`
+			MimeType string `json:"mimeType"`
+		}{c.Type, c.Data, c.MimeType})
+	}
+	type plain ContentBlock
+	return json.Marshal(plain(c))
 }
 
 // Location is a file a tool call touches.
@@ -161,8 +211,21 @@ type PlanEntry struct {
 
 // Command is one slash command of available_commands_update.
 type Command struct {
-	Name        string `json:"name"`
-	Description string `json:"description"`
+	Name        string        `json:"name"`
+	Description string        `json:"description"`
+	Input       *CommandInput `json:"input,omitempty"`
+}
+
+// CommandInput is a command's unstructured input: the hint shown until
+// it is typed.
+type CommandInput struct {
+	Hint string `json:"hint"`
+}
+
+// Cost is usage_update's cumulative cost.
+type Cost struct {
+	Amount   float64 `json:"amount"`
+	Currency string  `json:"currency"`
 }
 
 // Update is the update member of one session/update notification; which
@@ -189,6 +252,10 @@ type Update struct {
 	AvailableCommands []Command `json:"availableCommands,omitempty"`
 	// current_mode_update
 	CurrentModeID string `json:"currentModeId,omitempty"`
+	// usage_update: Used and Size are required (set together).
+	Used *int64 `json:"used,omitempty"`
+	Size *int64 `json:"size,omitempty"`
+	Cost *Cost  `json:"cost,omitempty"`
 }
 
 // MarshalJSON puts ToolContent under "content" (a chunk's content is one

@@ -3,14 +3,18 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
 
 	"github.com/alecthomas/kong"
 
 	"github.com/agentjq/agentjq/acp"
 	"github.com/agentjq/agentjq/internal/bridge"
 	"github.com/agentjq/agentjq/internal/buildinfo"
+	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/internal/syncio"
 	"github.com/agentjq/agentjq/iostreams"
 )
@@ -41,6 +45,11 @@ func (c *ACPCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Context)
 		return usageError("--permission-mode bypassPermissions needs --allow-bypass-permissions")
 	}
 	if c.RecordDir != "" {
+		// A record dir that does not exist yet is made (an editor's
+		// settings name one before any session has run).
+		if err := os.MkdirAll(c.RecordDir, 0o700); err != nil {
+			return usageError("--record-dir %s: %v", c.RecordDir, err)
+		}
 		if st, err := os.Stat(c.RecordDir); err != nil || !st.IsDir() {
 			return usageError("--record-dir %s: not a directory", c.RecordDir)
 		}
@@ -49,26 +58,58 @@ func (c *ACPCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Context)
 	shared.Err = &syncio.Writer{W: ios.Err}
 	ios = &shared
 	// Check the flags and policies once before the editor starts asking.
+	// An agent that cannot be started (not installed, no sandbox) is not
+	// a reason to die before initialize: the editor could show only that
+	// the process ended. agentjq answers initialize, and each session/new
+	// fails saying what is missing (start makes the same check).
 	checked, chain, err := sessionOptions(ios, c.noSessionFlags(), agentArgs)
-	if err != nil {
+	var xe *exitError
+	switch {
+	case errors.As(err, &xe) && xe.code == protocol.ExitNotFound:
+		fmt.Fprintf(ios.Err, "agentjq acp: %v; every session/new will fail until it is fixed\n", xe.err)
+		checked = bridge.Options{Grace: envGrace(ios)}
+	case err != nil:
 		return err
+	default:
+		chain.Close()
 	}
-	chain.Close()
 	argv := append([]string{"agentjq"}, kctx.Args...)
 	start := func(cfg acp.SessionConfig) (bridge.Options, func() error, error) {
 		f := c.noSessionFlags()
 		f.Cwd = cfg.Cwd
-		if cfg.Resume {
+		args := append([]string(nil), agentArgs...)
+		switch {
+		case cfg.Resume:
 			f.Resume = cfg.ID
-		} else {
+		case cfg.ForkOf != "":
+			f.Resume, f.SessionID = cfg.ForkOf, cfg.ID
+			args = append(args, "--fork-session")
+		default:
 			f.SessionID = cfg.ID
 		}
-		args := append([]string(nil), agentArgs...)
+		if cfg.Mode != "" {
+			f.PermissionMode = cfg.Mode
+		}
 		if len(cfg.MCPServers) > 0 {
 			args = append(args, "--mcp-config", mcpConfig(cfg.MCPServers))
 		}
 		opts, chain, err := sessionOptionsWith(ios, f, args, cfg.Person)
 		if err != nil {
+			var xe *exitError
+			if errors.As(err, &xe) {
+				err = xe.err
+			}
+			return bridge.Options{}, nil, err
+		}
+		// The agent binary must run (spawn finds out when it starts it).
+		bin, err := agentBinary(ios, f, bridge.Profiles[f.Agent])
+		if err == nil {
+			if _, lerr := exec.LookPath(bin); lerr != nil {
+				err = fmt.Errorf("the agent %s cannot be run (%v); install it, or point --bin or $AGENTJQ_AGENT_BIN at it", bin, lerr)
+			}
+		}
+		if err != nil {
+			chain.Close()
 			return bridge.Options{}, nil, err
 		}
 		var rec *openedRecording
@@ -76,7 +117,7 @@ func (c *ACPCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Context)
 			// The header's session settings leave out the editor's MCP
 			// servers: their env and arguments may hold credentials no
 			// redaction pattern knows.
-			rec, err = openRecording(ios, cfg.Record, c.RedactFlags, sessionOf(f, agentArgs), argv, f.Cwd)
+			rec, err = openRecordingOf(ios, cfg.Record, c.RedactFlags, sessionOf(f, agentArgs), argv, f.Cwd, probeAgentVersion(bin, ios.Environ))
 			if err != nil {
 				chain.Close()
 				return bridge.Options{}, nil, err
@@ -133,7 +174,14 @@ func (c *ACPCmd) noSessionFlags() SpawnFlags {
 func mcpConfig(servers []acp.MCPServer) string {
 	cfg := map[string]map[string]any{}
 	for _, s := range servers {
-		// Only stdio servers get here (acp refuses the others).
+		if s.Type == "http" || s.Type == "sse" {
+			headers := map[string]string{}
+			for _, h := range s.Headers {
+				headers[h.Name] = h.Value
+			}
+			cfg[s.Name] = map[string]any{"type": s.Type, "url": s.URL, "headers": headers}
+			continue
+		}
 		env := map[string]string{}
 		for _, v := range s.Env {
 			env[v.Name] = v.Value

@@ -595,3 +595,133 @@ func TestACPLiveReadNotAsked(t *testing.T) {
 		t.Errorf("the Read did not complete: %v", r.Updates)
 	}
 }
+
+// sessionID is the id of the session/new result of r.
+func (r acpReport) sessionID(t *testing.T) string {
+	t.Helper()
+	var s struct {
+		ID string `json:"sessionId"`
+	}
+	json.Unmarshal(r.Results["new"], &s)
+	if s.ID == "" {
+		t.Fatalf("no session: %v", r.Errors["new"])
+	}
+	return s.ID
+}
+
+// listed is r's session/list result: session id → title.
+func (r acpReport) listed(t *testing.T) map[string]string {
+	t.Helper()
+	var l struct {
+		Sessions []struct {
+			ID    string `json:"sessionId"`
+			Title string `json:"title"`
+		} `json:"sessions"`
+	}
+	if err := json.Unmarshal(r.Results["list"], &l); err != nil {
+		t.Fatalf("session/list: %v (error %v)", err, r.Errors["list"])
+	}
+	out := map[string]string{}
+	for _, s := range l.Sessions {
+		out[s.ID] = s.Title
+	}
+	return out
+}
+
+// TestACPLiveLoadMode: a session set to plan before its turn is loaded
+// in plan: session/load's modes say so and claude runs in it; session/
+// list has it, titled by its first prompt.
+func TestACPLiveLoadMode(t *testing.T) {
+	w := newACPWorld(t)
+	rec := t.TempDir()
+	first := w.run("writes", map[string]string{"ACP_PROMPTS": "HELLO", "ACP_MODES": "0:plan"}, "--record-dir", rec)
+	id := first.sessionID(t)
+	r := w.run("load", map[string]string{"ACP_SESSION": id}, "--record-dir", rec)
+	var load struct {
+		Modes struct {
+			Current string `json:"currentModeId"`
+		} `json:"modes"`
+	}
+	if err := json.Unmarshal(r.Results["load"], &load); err != nil || load.Modes.Current != "plan" {
+		t.Errorf("session/load %s (error %v), want currentModeId plan", r.Results["load"], r.Errors["load"])
+	}
+	if got := r.stopReason(t, "prompt"); got != "end_turn" {
+		t.Errorf("prompt after load: stopReason %q", got)
+	}
+	if modes := initModes(t, filepath.Join(rec, id+".2.ndjson")); len(modes) == 0 || modes[0] != "plan" {
+		t.Errorf("claude's init modes after the load: %v, want plan", modes)
+	}
+	if got := r.listed(t); got[id] != "HELLO" {
+		t.Errorf("session/list %v, want %s titled HELLO", got, id)
+	}
+}
+
+// TestACPLiveResume: session/resume takes the recorded session up without
+// replaying it; claude continues its history.
+func TestACPLiveResume(t *testing.T) {
+	w := newACPWorld(t)
+	rec := t.TempDir()
+	id := w.run("hello", nil, "--record-dir", rec).sessionID(t)
+	r := w.run("resume", map[string]string{"ACP_SESSION": id}, "--record-dir", rec)
+	if _, ok := r.Results["resume"]; !ok {
+		t.Fatalf("session/resume failed: %v", r.Errors["resume"])
+	}
+	for _, u := range r.Updates[:r.AtLoad] {
+		if k := u["sessionUpdate"]; k == "user_message_chunk" || k == "agent_message_chunk" {
+			t.Errorf("session/resume replayed %v", u)
+		}
+	}
+	if got := r.stopReason(t, "prompt"); got != "end_turn" {
+		t.Errorf("prompt after resume: stopReason %q", got)
+	}
+	reqs := w.api.MessagesRequests()
+	last := string(reqs[len(reqs)-1].Body)
+	if !strings.Contains(last, "Hello from the scripted model.") || !strings.Contains(last, "HELLO again") {
+		t.Errorf("the resumed session's request lacks the earlier turn: %.600s", last)
+	}
+}
+
+// TestACPLiveFork: session/fork starts a new session from the recorded
+// one's conversation (claude --resume --fork-session): a new id, the
+// earlier turn in its history, both listed.
+func TestACPLiveFork(t *testing.T) {
+	w := newACPWorld(t)
+	rec := t.TempDir()
+	id := w.run("hello", nil, "--record-dir", rec).sessionID(t)
+	r := w.run("fork", map[string]string{"ACP_SESSION": id}, "--record-dir", rec)
+	var fork struct {
+		ID string `json:"sessionId"`
+	}
+	json.Unmarshal(r.Results["fork"], &fork)
+	if fork.ID == "" || fork.ID == id {
+		t.Fatalf("session/fork %s (error %v), want a new session id", r.Results["fork"], r.Errors["fork"])
+	}
+	if got := r.stopReason(t, "prompt"); got != "end_turn" {
+		t.Errorf("prompt to the fork: stopReason %q", got)
+	}
+	reqs := w.api.MessagesRequests()
+	last := string(reqs[len(reqs)-1].Body)
+	if !strings.Contains(last, "Hello from the scripted model.") || !strings.Contains(last, "HELLO again") {
+		t.Errorf("the fork's request lacks the earlier turn: %.600s", last)
+	}
+	listed := r.listed(t)
+	if listed[id] != "HELLO" || listed[fork.ID] != "HELLO again" {
+		t.Errorf("session/list %v, want %s (HELLO) and the fork %s (HELLO again)", listed, id, fork.ID)
+	}
+}
+
+// TestACPLiveClose: session/close ends the session; a prompt to it then
+// fails as for an unknown session.
+func TestACPLiveClose(t *testing.T) {
+	w := newACPWorld(t)
+	r := w.run("close", nil)
+	if got := r.stopReason(t, "prompt"); got != "end_turn" {
+		t.Errorf("stopReason %q", got)
+	}
+	if _, ok := r.Results["close"]; !ok {
+		t.Fatalf("session/close failed: %v", r.Errors["close"])
+	}
+	if e, ok := r.Errors["after"]; !ok || e["code"] != float64(-32002) {
+		t.Errorf("a prompt to the closed session: result %s error %v, want not found", r.Results["after"], e)
+	}
+}

@@ -255,7 +255,8 @@ func (c *ProxyCmd) Run(ctx context.Context, ios *iostreams.IO, kctx *kong.Contex
 	if c.Record != "" {
 		path := recordPath(c.Record)
 		argv := append([]string{"agentjq"}, kctx.Args...)
-		if rec, err = openRecording(ios, path, c.RedactFlags, sessionOf(flags, agentArgs), argv, opts.Dir); err != nil {
+		version := probeAgentVersion(bin, ios.Environ)
+		if rec, err = openRecordingOf(ios, path, c.RedactFlags, sessionOf(flags, agentArgs), argv, opts.Dir, version); err != nil {
 			return err
 		}
 		opts.Tap = rec.w.Tap

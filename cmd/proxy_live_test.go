@@ -235,6 +235,9 @@ func TestLiveProxySDKCanUseTool(t *testing.T) {
 			if len(ds) != 1 || ds[0].DecidedBy != protocol.ByClient || ds[0].Behavior != answer {
 				t.Fatalf("recorded decisions %+v, want one %s by the client", ds, answer)
 			}
+			if got, want := headerVersion(t, rec), livetest.CLIVersion(t, s.claude); got != want {
+				t.Errorf("the recording's header says agent_version %q, want %q", got, want)
+			}
 		})
 	}
 }

@@ -172,6 +172,12 @@ func closeRecording(ios *iostreams.IO, rec *openedRecording, runErr error) error
 // openRecording creates path and writes the header. spawn --record uses
 // it too.
 func openRecording(ios *iostreams.IO, path string, rf RedactFlags, session recording.Session, argv []string, cwd string) (*openedRecording, error) {
+	return openRecordingOf(ios, path, rf, session, argv, cwd, "")
+}
+
+// openRecordingOf is openRecording with the agent's version, when known,
+// in the header.
+func openRecordingOf(ios *iostreams.IO, path string, rf RedactFlags, session recording.Session, argv []string, cwd, agentVersion string) (*openedRecording, error) {
 	if path == "" || path == "-" {
 		return nil, usageError("a recording needs a file: -o FILE")
 	}
@@ -207,6 +213,7 @@ func openRecording(ios *iostreams.IO, path string, rf RedactFlags, session recor
 	// encoding off the session's path.
 	w, err := recording.NewWriter(f, recording.Header{
 		Agent:          session.Agent,
+		AgentVersion:   agentVersion,
 		AgentjqVersion: buildinfo.Version(),
 		Argv:           argv,
 		Cwd:            cwd,

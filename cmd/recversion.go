@@ -2,8 +2,13 @@ package cmd
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"os/exec"
+	"regexp"
+	"sync"
+	"time"
 
 	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/recording"
@@ -54,4 +59,32 @@ func withAgentVersion(b []byte) ([]byte, error) {
 		return nil, err
 	}
 	return append(hb, b[nl:]...), nil
+}
+
+// agentVersions caches probeAgentVersion by binary: acp asks once for all
+// its sessions.
+var agentVersions sync.Map
+
+var versionRE = regexp.MustCompile(`^v?([0-9]+\.[0-9]+\.[0-9]+[0-9A-Za-z.+-]*)`)
+
+// probeAgentVersion is what bin --version says its version is ("" when it
+// says none within 5s), for the header of a recording that may never see
+// the agent's init line: proxy and acp open theirs before any turn, and
+// an acp session may end without one. (claude answers in milliseconds.)
+func probeAgentVersion(bin string, env []string) string {
+	if v, ok := agentVersions.Load(bin); ok {
+		return v.(string)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--version")
+	cmd.Env = env
+	cmd.WaitDelay = time.Second
+	out, _ := cmd.Output()
+	v := ""
+	if m := versionRE.FindSubmatch(bytes.TrimSpace(out)); m != nil {
+		v = string(m[1])
+	}
+	agentVersions.Store(bin, v)
+	return v
 }

@@ -79,3 +79,9 @@ func TestUpdateWritesAgentVersion(t *testing.T) {
 		t.Errorf("the update did not write the new recording")
 	}
 }
+
+// headerVersion is the agent_version of a recording's header.
+func headerVersion(t *testing.T, path string) string {
+	t.Helper()
+	return headerOf(t, path).AgentVersion
+}

@@ -341,6 +341,20 @@ func TestTimeoutAndIdle(t *testing.T) {
 	}
 }
 
+// TestIdleAgentSignalledAtEndIsNoCrash: an agent whose stdin has closed
+// (the session's normal end) and that dies of SIGTERM while idle, as an
+// ACP client that signals the whole process tree leaves it (acpx), lost
+// no turn: not a crash. The same death with a turn in flight is one.
+func TestIdleAgentSignalledAtEndIsNoCrash(t *testing.T) {
+	r := runFake(t, "term-at-eof", `{"type":"user","message":{"role":"user","content":"hi"}}`+"\n", nil)
+	if r.rep.Outcome != protocol.OutcomeSuccess || r.rep.Turns != 1 || strings.Contains(r.rep.Err, "in flight") {
+		t.Errorf("outcome %s/%d turns %d err %q, want success", r.rep.Outcome, r.rep.ExitCode, r.rep.Turns, r.rep.Err)
+	}
+	if r.rep.Signal != "terminated" {
+		t.Errorf("the agent's signal %q, want it reported (terminated)", r.rep.Signal)
+	}
+}
+
 func TestCrashKeepsStderrTailAndWarnsVersion(t *testing.T) {
 	r := runFake(t, "crash", "hi\n", nil)
 	if r.rep.Outcome != protocol.OutcomeCrashed || r.rep.ExitCode != protocol.ExitCrashed {

@@ -1129,16 +1129,28 @@ func (s *session) tapErr() error {
 // outcome is the session's report and exit event; tapErr is the
 // recording's failure, which makes any session an error.
 func (s *session) outcome(tapErr error) (Report, protocol.Exit) {
+	ending := s.stdinEnded()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rep := Report{AgentExit: s.cmd.ProcessState.ExitCode(), Turns: s.turns, Denials: len(s.denied)}
+	var sig syscall.Signal
 	if ws, ok := s.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		rep.Signal = ws.Signal().String()
+		sig = ws.Signal()
+		rep.Signal = sig.String()
 		rep.AgentExit = -1
+	} else if rep.AgentExit > 128 {
+		sig = syscall.Signal(rep.AgentExit - 128) // the reaper's 128+n
 	}
 	agentExit := rep.AgentExit
-	if s.reaped {
+	switch {
+	case s.reaped:
 		agentExit = 0 // its work was done; we ended it
+	case ending && len(s.open) == 0 && (sig == syscall.SIGTERM || sig == syscall.SIGINT || sig == syscall.SIGHUP):
+		// Idle, its stdin closed (the session's normal end), and ended by
+		// a signal from whoever ended the session too (an ACP client such
+		// as acpx signals the agent's descendants with the agent): no
+		// turn was lost, so no crash.
+		agentExit = 0
 	}
 	var last *protocol.Result
 	if s.lastResult != nil {

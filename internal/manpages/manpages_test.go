@@ -43,3 +43,31 @@ func TestPolicyManualConverts(t *testing.T) {
 		}
 	}
 }
+
+// TestACPFeatureTable: agentjq-acp(1)'s feature table has a row for each
+// feature an editor asks about (issue 25), every cell filled, and the
+// page shows them.
+func TestACPFeatureTable(t *testing.T) {
+	want := []string{"session/new", "session/load", "session/list", "session/resume", "session/fork", "session/close",
+		"image prompts", "MCP servers over http and sse", "slash-command descriptions", "usage_update"}
+	rows := map[string]bool{}
+	for _, f := range acpFeatures {
+		if f[0] == "" || f[1] == "" || f[2] == "" {
+			t.Errorf("an empty cell: %q", f)
+		}
+		rows[f[0]] = true
+	}
+	for _, w := range want {
+		if !rows[w] {
+			t.Errorf("no row for %s", w)
+		}
+	}
+	p := roff.NewPage("agentjq-acp", "1", "agentjq", "agentjq manual")
+	acpSections(p)
+	text := roff.Text(p.String(), 10000)
+	for _, w := range append(want, "ACP features") {
+		if !strings.Contains(text, w) {
+			t.Errorf("the acp page's sections lack %q", w)
+		}
+	}
+}

@@ -20,19 +20,25 @@ const mod = (p) => import(pathToFileURL(join(NM, p)).href);
 const acp = await mod("@agentclientprotocol/sdk/dist/v1/stable/acp.js");
 const Ajv2020 = (await mod("ajv/dist/2020.js")).default;
 
-const schema = JSON.parse(readFileSync(join(NM, "@agentclientprotocol/sdk/schema/v1/schema.json"), "utf8"));
+// Methods only ACP's unstable schema has (session/fork) are validated
+// against that one.
 const ajv = new Ajv2020({ strict: false, discriminator: true, validateFormats: false, allErrors: true });
-ajv.addSchema(schema, "acp");
-const defs = {}; // method -> {request, response} def names
-for (const [name, d] of Object.entries(schema.$defs)) {
-  const m = d["x-method"];
-  if (!m) continue;
-  defs[m] ??= {};
-  if (name.endsWith("Response")) defs[m].response = name;
-  else defs[m].request = name;
+const defs = {}; // method -> {request, response} def names, as "schema#/$defs/Name"
+for (const [key, file] of [["acp", "schema.json"], ["unstable", "schema.unstable.json"]]) {
+  const schema = JSON.parse(readFileSync(join(NM, "@agentclientprotocol/sdk/schema/v1", file), "utf8"));
+  ajv.addSchema(schema, key);
+  const mine = {};
+  for (const [name, d] of Object.entries(schema.$defs)) {
+    const m = d["x-method"];
+    if (!m || (defs[m] && !mine[m])) continue;
+    mine[m] = true;
+    defs[m] ??= {};
+    if (name.endsWith("Response")) defs[m].response = `${key}#/$defs/${name}`;
+    else defs[m].request = `${key}#/$defs/${name}`;
+  }
 }
 const validators = {};
-const validator = (name) => (validators[name] ??= ajv.getSchema(`acp#/$defs/${name}`));
+const validator = (ref) => (validators[ref] ??= ajv.getSchema(ref));
 
 const report = { scenario: process.argv[2], updates: [], permissions: [], results: {}, errors: {}, invalid: [], messages: 0 };
 const pending = { fromClient: new Map(), fromAgent: new Map() };
@@ -133,10 +139,14 @@ await app.connectWith(stream, async (ctx) => {
   await attempt("initialize", () => ctx.request("initialize", { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false } }));
   const prompt = (sessionId, text) => ctx.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] });
   const scenario = process.argv[2];
-  if (scenario === "load") {
-    await attempt("load", () => ctx.request("session/load", { sessionId: process.env.ACP_SESSION, cwd, mcpServers: [] }));
+  if (scenario === "load" || scenario === "resume" || scenario === "fork") {
+    // Takes up the recorded session ACP_SESSION (fork: a new one from
+    // it), then prompts it.
+    await attempt(scenario, () => ctx.request("session/" + scenario, { sessionId: process.env.ACP_SESSION, cwd, mcpServers: [] }));
     report.updatesAtLoad = report.updates.length;
-    await attempt("prompt", () => prompt(process.env.ACP_SESSION, "HELLO again"));
+    const sid = scenario === "fork" ? report.results.fork?.sessionId : process.env.ACP_SESSION;
+    await attempt("prompt", () => prompt(sid, "HELLO again"));
+    await attempt("list", () => ctx.request("session/list", {}));
     return;
   }
   await attempt("new", () => ctx.request("session/new", { cwd, mcpServers: JSON.parse(process.env.ACP_MCP ?? "[]") }));
@@ -189,6 +199,12 @@ await app.connectWith(stream, async (ctx) => {
       break;
     case "think":
       await attempt("prompt", () => prompt(sid, "THINK"));
+      break;
+    case "close":
+      // A prompt, session/close, then a prompt to the closed session.
+      await attempt("prompt", () => prompt(sid, "HELLO"));
+      await attempt("close", () => ctx.request("session/close", { sessionId: sid }));
+      await attempt("after", () => prompt(sid, "HELLO"));
       break;
   }
 });

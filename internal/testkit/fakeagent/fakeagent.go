@@ -11,6 +11,8 @@
 //	ignore-everything  read one turn, then hang
 //	grandchild         leave a grandchild holding stdout, then exit
 //	crash              exit 3 with a message on stderr
+//	term-at-eof        echo-turns, then at stdin's end die of SIGTERM (what a client that
+//	                   signals the agent's whole process tree does to an idle agent)
 //	bigline:N          write an N-byte assistant line and a result
 //	ticker:N:EVERY     write N time-stamped lines EVERY apart, then a result
 //	secret-corpus      write the secrets corpus (corpus.go) everywhere a session carries text
@@ -181,6 +183,7 @@ func init() {
 		"ignore-everything": runIgnoreEverything,
 		"grandchild":        runGrandchild,
 		"crash":             runCrash,
+		"term-at-eof":       runTermAtEOF,
 	}
 	prefixScenarios = []struct {
 		prefix string
@@ -543,6 +546,14 @@ func runGrandchild(f *fake, _ string) int {
 	fmt.Fprintf(logf, "GRANDCHILD %d\n", cmd.Process.Pid)
 	fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"num_turns":1}`)
 	return 0
+}
+
+func runTermAtEOF(f *fake, sc string) int {
+	runEchoTurns(f, sc)
+	signal.Reset(syscall.SIGTERM)
+	syscall.Kill(os.Getpid(), syscall.SIGTERM)
+	time.Sleep(10 * time.Second)
+	return 1
 }
 
 func runCrash(f *fake, _ string) int {
