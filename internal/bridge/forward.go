@@ -11,7 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentjq/agentjq/approve"
 	"github.com/agentjq/agentjq/internal/protocol"
 )
 
@@ -68,8 +67,8 @@ type forwarder struct {
 // atClient is an agent request forwarded to the client.
 type atClient struct {
 	subtype string
-	req     *approve.Request // can_use_tool only
-	policy  approve.Verdict
+	req     *protocol.ToolRequest // can_use_tool only
+	policy  protocol.Verdict
 	start   time.Time
 	raw     json.RawMessage // the request id as the agent sent it
 }
@@ -356,20 +355,23 @@ func sameJSON(a, b []byte) bool {
 // agentjqDenies reports whether a verdict is agentjq's answer in a proxy:
 // a deny that something other than the fail-closed default gave. The rest
 // is the client's to decide.
-func agentjqDenies(v approve.Verdict) bool {
+func agentjqDenies(v protocol.Verdict) bool {
 	return v.Behavior == protocol.Deny && v.Source != protocol.ByDefault
 }
 
 // forwardDecide asks the approval chain, within --approval-timeout.
-func (s *session) forwardDecide(ctx context.Context, req *approve.Request) approve.Verdict {
+func (s *session) forwardDecide(ctx context.Context, req *protocol.ToolRequest) protocol.Verdict {
 	if s.opts.ApprovalTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.opts.ApprovalTimeout)
 		defer cancel()
 	}
+	if s.opts.Approver == nil {
+		return protocol.Verdict{} // no opinion: the client's to decide
+	}
 	v, err := s.opts.Approver.Decide(ctx, req)
 	if err != nil {
-		return approve.Verdict{Behavior: protocol.Deny, Source: protocol.ByError,
+		return protocol.Verdict{Behavior: protocol.Deny, Source: protocol.ByError,
 			Message: "agentjq: the approval chain failed, so the call was denied: " + err.Error()}
 	}
 	return v
@@ -477,7 +479,7 @@ func (s *session) holdRequest(ctx context.Context, line []byte) bool {
 	p := &atClient{subtype: sub, start: time.Now(), raw: rawID}
 	switch sub {
 	case protocol.SubCanUseTool:
-		req := &approve.Request{RequestID: key, Cwd: s.opts.Dir}
+		req := &protocol.ToolRequest{RequestID: key, Cwd: s.opts.Dir}
 		if err := json.Unmarshal(request, &req.CanUseTool); err != nil {
 			// The policy cannot read it, so nobody may allow it.
 			f.tap(s, protocol.DirOut, protocol.PartyAgentjq, line, 0)

@@ -16,10 +16,16 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentjq/agentjq/approve"
 	"github.com/agentjq/agentjq/internal/proc"
 	"github.com/agentjq/agentjq/internal/protocol"
 )
+
+// Decider decides the agent's tool calls. The bridge owns no policy: cmd
+// wires approve's chain (or the daemon its clients) in. It must return
+// promptly when ctx is done (a withdrawn request or an approval timeout).
+type Decider interface {
+	Decide(ctx context.Context, req *protocol.ToolRequest) (protocol.Verdict, error)
+}
 
 // ControlHandler answers one kind of control request from the agent. It
 // returns the response payload, or an error that becomes an error response.
@@ -49,8 +55,9 @@ type Options struct {
 	// Grace is how long each stage of a shutdown waits before the next.
 	Grace time.Duration
 
-	// Approver answers can_use_tool; nil denies everything.
-	Approver approve.Decider
+	// Approver answers can_use_tool (cmd wires in approve's chain); nil
+	// denies everything.
+	Approver Decider
 	// Handlers answer other agent control requests by subtype.
 	Handlers map[string]ControlHandler
 	// Guard answers agentjq's own PreToolUse hook (see bridge/hosting.go).
@@ -199,9 +206,6 @@ type session struct {
 func Run(ctx context.Context, opts Options) (Report, error) {
 	if opts.Grace <= 0 {
 		opts.Grace = 5 * time.Second
-	}
-	if opts.Approver == nil {
-		opts.Approver = approve.Default
 	}
 	if opts.ControlTimeout <= 0 {
 		opts.ControlTimeout = 30 * time.Second
