@@ -16,6 +16,10 @@ type ToolRequest struct {
 	ShellCwd       string
 	SessionID      string
 	PermissionMode string
+	// Before is set when the call is asked about before it runs (the
+	// PreToolUse hook): only the policies answer, and what they leave
+	// undecided is an Ask, to come back as a permission request.
+	Before bool
 }
 
 // Verdict is a decider's answer. Behavior "" means no opinion: the next
@@ -31,6 +35,10 @@ type Verdict struct {
 	// file:line that did.
 	Source string
 	Rule   string
+	// Again is set when the call was decided already, by the other request
+	// of the same tool call (the hook or the permission request): the
+	// answer repeats that decision, whose event is already out.
+	Again bool
 }
 
 // NoApprover is the message of the fail-closed default.
