@@ -335,14 +335,14 @@ func (s *session) run(ctx context.Context) (Report, error) {
 		case <-stdoutDone:
 		case <-time.After(100 * time.Millisecond):
 			// Blocked handing lines to a stdout nobody reads.
-			s.out.abandon()
+			s.out.Abandon()
 			<-stdoutDone
 		}
 	}
 	if s.out.stalledFor() >= s.opts.Grace {
 		// Nobody has read our stdout for a whole grace: the agent's last
 		// lines and the exit event will not be read either.
-		s.out.abandon()
+		s.out.Abandon()
 	}
 	// A pump that took longer than the grace to pass the agent's last
 	// lines on leaves the rest of the ending a grace of its own.
@@ -405,7 +405,7 @@ func (s *session) loop(ctx context.Context, exited <-chan struct{}) {
 		idleTick = t.C
 	}
 	var sd *shutdown
-	outClosed := s.out.closedC
+	outClosed := s.out.Closed()
 	var esc escalation
 	for {
 		var stage <-chan time.Time
@@ -557,7 +557,7 @@ func (s *session) silentFor() time.Duration {
 func (s *session) forcedShutdown() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.interrupted || s.timedOut || s.stalled || s.stdoutClosed || s.out.isClosed()
+	return s.interrupted || s.timedOut || s.stalled || s.stdoutClosed || s.out.IsClosed()
 }
 
 func (s *session) turnInFlight() bool {
@@ -598,7 +598,7 @@ func (s *session) markStdoutClosed() {
 	s.mu.Lock()
 	s.stdoutClosed = true
 	s.mu.Unlock()
-	s.out.markClosed()
+	s.out.MarkClosed()
 }
 
 // sawOutput notes a chunk of agent output.
@@ -624,7 +624,7 @@ func (s *session) writeAgentAs(party protocol.Party, line []byte) error {
 }
 
 func (s *session) writeAgentLocked(party protocol.Party, line []byte) error {
-	if s.agentIn.isClosed() || s.stdinEnded() {
+	if s.agentIn.IsClosed() || s.stdinEnded() {
 		return errors.New("the agent's stdin is closed")
 	}
 	if s.fwd != nil {
@@ -640,9 +640,7 @@ func (s *session) writeAgentLocked(party protocol.Party, line []byte) error {
 }
 
 func (s *session) stdinEnded() bool {
-	s.agentIn.mu.Lock()
-	defer s.agentIn.mu.Unlock()
-	return s.agentIn.ending
+	return s.agentIn.Ending()
 }
 
 // closeStdin ends the agent's stdin once what is queued is written: the
@@ -650,14 +648,14 @@ func (s *session) stdinEnded() bool {
 func (s *session) closeStdin() {
 	s.inMu.Lock()
 	defer s.inMu.Unlock()
-	s.agentIn.end()
+	s.agentIn.End()
 }
 
 // forceCloseStdin closes the pipe at once, whatever is queued or being
 // written: the writer's blocked write fails and its goroutine ends.
 func (s *session) forceCloseStdin() {
 	s.closeStdin()
-	s.agentIn.abandon()
+	s.agentIn.Abandon()
 	s.stdinFile.Close()
 }
 
@@ -762,7 +760,7 @@ func (s *session) readInput(ctx context.Context) {
 	lr := newLineReader(s.opts.Stdin)
 	for {
 		line, err := lr.next()
-		if line != nil && (s.stdinEnded() || s.agentIn.isClosed()) {
+		if line != nil && (s.stdinEnded() || s.agentIn.IsClosed()) {
 			// The session is shutting down: say so once, not per line.
 			if len(bytes.TrimSpace(line)) > 0 {
 				s.warnLine(protocol.WarnInternal, fmt.Sprintf("stdin:%d: the agent's stdin is closed; this line and any after it not sent", lr.n), lr.n)
@@ -1155,7 +1153,7 @@ func (s *session) outcome(tapErr error) (Report, protocol.Exit) {
 		TimedOut:     s.timedOut,
 		Stalled:      s.stalled,
 		Interrupted:  s.interrupted,
-		StdoutClosed: s.stdoutClosed || s.out.isClosed(),
+		StdoutClosed: s.stdoutClosed || s.out.IsClosed(),
 		TurnInFlight: len(s.open) > 0,
 		AgentExit:    agentExit,
 		LastResult:   last,
