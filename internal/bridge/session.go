@@ -239,6 +239,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	}
 	if opts.Forward != nil {
 		s.fwd = newForwarder(&s.opts)
+		s.fwd.s = s
 	}
 	s.installGuard()
 	ctx, s.abort = context.WithCancel(ctx)
@@ -441,7 +442,7 @@ func (s *session) loop(ctx context.Context, exited <-chan struct{}) {
 				sd = s.escalate(sd, stageInterrupt)
 			}
 		case sig := <-s.opts.Signals:
-			if s.fwd != nil && s.forwardSignal(sig) {
+			if s.fwd != nil && s.fwd.forwardSignal(sig) {
 				// The client's signals are the agent's; a third in a
 				// row kills it, as under spawn.
 				if esc.next(sig, time.Now()) == stageKill {
@@ -538,7 +539,7 @@ func (s *session) escalate(sd *shutdown, stage int) *shutdown {
 // stdin earlier would turn its next permission request into a denial.
 func (s *session) readyToClose() bool {
 	if s.fwd != nil {
-		return s.forwardReadyToClose()
+		return s.fwd.forwardReadyToClose()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -786,7 +787,7 @@ func (s *session) readInput(ctx context.Context) {
 // as a user turn.
 func (s *session) inputLine(n int, line []byte) {
 	if s.fwd != nil {
-		s.clientLine(line)
+		s.fwd.clientLine(line)
 		return
 	}
 	trimmed := bytes.TrimSpace(line)
@@ -1165,7 +1166,7 @@ func (s *session) outcome(tapErr error) (Report, protocol.Exit) {
 	}
 	rep.ExitCode = rep.Outcome.ExitCode()
 	if s.fwd != nil {
-		rep.ExitCode = s.forwardStatusLocked()
+		rep.ExitCode = s.fwd.forwardStatusLocked()
 	}
 	stopped := s.stopped.Load()
 	if stopped != nil {
