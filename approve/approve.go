@@ -4,6 +4,10 @@
 // a fail-closed default. The bridge hands it a Request and sends back
 // whatever Verdict it returns; approver commands run through internal/proc
 // like every other process agentjq starts.
+//
+// Where it sits: above internal/bridge, which declares the Decider it asks;
+// cmd wires a Chain in as the session's Approver and, through hooks.Guard,
+// as its PreToolUse guard. A tool call has one decision (Chain.Explain).
 package approve
 
 import (
