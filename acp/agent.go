@@ -6,6 +6,10 @@
 // request_permission for what the policies leave undecided). Spawning,
 // deciding and recording stay where they are: the caller builds each
 // session's bridge.Options (cmd/acp.go, with spawn's sessionOptions).
+//
+// Where it sits: a front end over bridge.Run like spawn and serve; the
+// editor is approve's ChainOptions.Person, asked only what the policies
+// leave undecided, once per tool call.
 package acp
 
 import (

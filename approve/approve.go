@@ -4,43 +4,24 @@
 // a fail-closed default. The bridge hands it a Request and sends back
 // whatever Verdict it returns; approver commands run through internal/proc
 // like every other process agentjq starts.
+//
+// Where it sits: above internal/bridge, which declares the Decider it asks;
+// cmd wires a Chain in as the session's Approver and, through hooks.Guard,
+// as its PreToolUse guard. A tool call has one decision (Chain.Explain).
 package approve
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 // Request is one can_use_tool request with the session facts policies see.
-type Request struct {
-	RequestID string
-	protocol.CanUseTool
-	// Cwd is the session's root: relative path rules are anchored there.
-	Cwd string
-	// ShellCwd is the directory the agent's shell is really in, when it is
-	// known (the PreToolUse hook reports it: claude's Bash keeps its cwd
-	// between calls). Relative paths in the call resolve against it.
-	ShellCwd       string
-	SessionID      string
-	PermissionMode string
-}
+type Request = protocol.ToolRequest
 
 // Verdict is a decider's answer. Behavior "" means no opinion: the next
 // decider in the chain is asked.
-type Verdict struct {
-	Behavior           string // protocol.Allow, Deny, Ask or ""
-	Message            string
-	UpdatedInput       json.RawMessage
-	UpdatedPermissions []json.RawMessage
-	// Interrupt asks the agent to stop the turn along with a deny.
-	Interrupt bool
-	// Source is who decided (protocol.ByRules, ByJQ, ...); Rule is the rule
-	// or file:line that did.
-	Source string
-	Rule   string
-}
+type Verdict = protocol.Verdict
 
 // Decider answers permission requests. It must return promptly when ctx
 // is done (a cancelled request or an approval timeout).
@@ -55,10 +36,10 @@ type DeciderFunc func(ctx context.Context, req *Request) (Verdict, error)
 func (f DeciderFunc) Decide(ctx context.Context, req *Request) (Verdict, error) { return f(ctx, req) }
 
 // NoApprover is the message of the fail-closed default.
-const NoApprover = "agentjq: no approver was configured for this session (use --policy, --approver, or run spawn from a terminal), so the call was denied."
+const NoApprover = protocol.NoApprover
 
 // NoOneToAnswer is the message for an AskUserQuestion nobody can answer.
-const NoOneToAnswer = "agentjq: no person is available to answer questions in this session and no scripted answer matched. Do not assume an answer; proceed without one or stop and explain what you need."
+const NoOneToAnswer = protocol.NoOneToAnswer
 
 // Default denies everything, telling the agent why.
 var Default = DeciderFunc(func(_ context.Context, req *Request) (Verdict, error) {

@@ -76,7 +76,7 @@ type Chain struct {
 	prompter *Prompter
 	tty      io.Closer
 
-	screen screenMemo
+	calls calls // the decision of each tool call, by tool_use_id
 }
 
 // NewChain loads every policy file and prepares the approver. A policy
@@ -157,6 +157,9 @@ func (c *Chain) Decide(ctx context.Context, req *Request) (Verdict, error) {
 }
 
 // Explain runs the chain and reports each step to trace (when not nil).
+// It is the one place a tool call is decided, whichever of its requests
+// asks (see call): the policies are asked once, and the approver and the
+// person at most once, what the policies passed on to them.
 func (c *Chain) Explain(ctx context.Context, req *Request, trace func(string)) (Verdict, error) {
 	if trace == nil {
 		trace = func(string) {}
@@ -166,36 +169,62 @@ func (c *Chain) Explain(ctx context.Context, req *Request, trace func(string)) (
 		r.Cwd = c.opts.Cwd
 	}
 	req = &r
-	if v, ok := c.denyUnsandboxed(req); ok {
-		c.takeScreened(req)
-		trace(step("sandbox", v))
-		return v, nil
-	}
-	if v, ok := c.sessionDenies(req); ok {
-		c.takeScreened(req)
-		trace(step("session", v))
-		return v, nil
-	}
-	if note, ok := c.takeScreened(req); ok {
+	k, done := c.calls.take(ctx, req)
+	defer done()
+	if k != nil {
 		// The PreToolUse hook saw this call first, in the directory the
 		// agent's shell was really in; the permission request carries no
 		// directory of its own.
 		if req.ShellCwd == "" {
-			req.ShellCwd = note.cwd
+			req.ShellCwd = k.cwd
+		} else if req.Before {
+			k.cwd = req.ShellCwd
 		}
-		if note.same && note.verdict.Behavior != protocol.Allow {
-			// The policies already passed it on ("ask" or no opinion): ask
-			// the approver and the terminal, never the policies again, so
-			// the call is not decided twice.
-			trace(step("hook", note.verdict))
-			return c.askOthers(ctx, req, note.verdict, trace)
-		}
+	} else if ctx.Err() != nil {
+		return c.ctxVerdict(ctx), nil
 	}
-	v, final := c.policies(ctx, req, trace)
-	if final {
+	if v, ok := c.denyUnsandboxed(req); ok {
+		trace(step("sandbox", v))
 		return v, nil
 	}
-	return c.askOthers(ctx, req, v, trace)
+	if v, ok := c.sessionDenies(req); ok {
+		trace(step("session", v))
+		return v, nil
+	}
+	v, answered := k.decided(req)
+	switch {
+	case answered:
+		trace(step("decided", *v))
+		again := *v
+		again.Again = true
+		if req.Before {
+			return before(again, req.Input), nil
+		}
+		return again, nil
+	case v != nil:
+		// The policies already judged this input: never ask them again,
+		// so the call is not decided twice.
+		trace(step("hook", *v))
+	default:
+		p, _ := c.policies(ctx, req, trace)
+		v = &p
+	}
+	a := *v
+	if !req.Before && a.Behavior != protocol.Allow && a.Behavior != protocol.Deny {
+		a, _ = c.askOthers(ctx, req, a, trace)
+	}
+	if ctx.Err() == nil {
+		// A withdrawn or timed-out request decided nothing to keep.
+		if req.Before {
+			k.note(req, v, nil)
+		} else {
+			k.note(req, v, &a)
+		}
+	}
+	if req.Before {
+		return before(a, req.Input), nil
+	}
+	return a, nil
 }
 
 // policies asks the rules files and jq policies. final is true when they

@@ -11,9 +11,9 @@ import (
 
 // The agent runs many calls without asking (Read inside the project,
 // read-only Bash, whatever its settings allow), so a chain that only
-// answered can_use_tool would never see them. Screen is the chain's verdict
-// on every call before it runs, asked by agentjq's PreToolUse hook; Decide
-// then answers the permission requests that verdict sends back.
+// answered can_use_tool would never see them. agentjq's PreToolUse hook
+// asks Decide about every call before it runs (Request.Before); the same
+// decision then answers the permission request that verdict sends back.
 
 // Guards reports whether the chain decides anything beyond the fail-closed
 // default: a policy, an approver or a terminal that opens, or a person who
@@ -31,34 +31,26 @@ func (c *Chain) screensAll() bool {
 	return c.rules != nil || len(c.jq) > 0 || c.approver != nil || c.terminal() != nil
 }
 
-// Screen asks the policies (rules files, jq policies) about a call before
-// it runs, as the PreToolUse hook reports it (req.ShellCwd is the directory
-// the agent's shell is in), and the person's session deny rules
-// (SessionDenier) before them. The verdict is Deny (block the call), Allow (the
-// policies allow it as it is: no objection), or Ask: the policies did not
-// decide, or only allowed a changed input, so the call must come back as a
-// permission request for the approver, the terminal or the default. The
-// approver and the terminal are never asked here: they answer that request.
+// Screen is Decide of a call before it runs, as the PreToolUse hook
+// reports it (req.ShellCwd is the directory the agent's shell is in): see
+// Request.Before.
 func (c *Chain) Screen(ctx context.Context, req *Request) Verdict {
 	r := *req
-	if r.Cwd == "" {
-		r.Cwd = c.opts.Cwd
-	}
-	if v, ok := c.denyUnsandboxed(&r); ok {
+	r.Before = true
+	v, _ := c.Decide(ctx, &r)
+	return v
+}
+
+// before is what the hook is told: Deny (block the call), Allow (the
+// policies allow it as it is: no objection), or Ask: the policies did not
+// decide, or only allowed a changed input, so the call must come back as
+// a permission request for the approver, the terminal or the default.
+func before(v Verdict, input json.RawMessage) Verdict {
+	final := v.Behavior == protocol.Allow || v.Behavior == protocol.Deny
+	if v.Behavior == protocol.Deny || (final && sameInput(v.UpdatedInput, input)) {
 		return v
 	}
-	if v, ok := c.sessionDenies(&r); ok {
-		return v
-	}
-	v, final := c.policies(ctx, &r, func(string) {})
-	if final && v.Behavior == protocol.Deny {
-		return v
-	}
-	c.noteScreened(&r, v)
-	if final && sameInput(v.UpdatedInput, r.Input) {
-		return v
-	}
-	passed := Verdict{Behavior: protocol.Ask, Message: v.Message, Rule: v.Rule, Source: v.Source}
+	passed := Verdict{Behavior: protocol.Ask, Message: v.Message, Rule: v.Rule, Source: v.Source, Again: v.Again}
 	if final {
 		// An allow of a rewritten input: only the permission answer can
 		// carry the rewrite, so have the agent ask.
@@ -67,59 +59,80 @@ func (c *Chain) Screen(ctx context.Context, req *Request) Verdict {
 	return passed
 }
 
-// screened remembers what Screen said about a call, by tool_use_id, until
-// its permission request comes (most calls never ask: the memory is
-// bounded).
-type screened struct {
-	cwd     string
-	input   json.RawMessage
-	verdict Verdict
-	same    bool // filled in by takeScreened: the request's input is the screened one
+// call is the one decision about a tool call, keyed by its tool_use_id. It
+// is made by whichever of the call's two requests comes first (the
+// PreToolUse hook, or can_use_tool) and read by the other: the policies'
+// verdict, and the whole chain's answer once the approver or the person
+// gave one, each for the input it judged. Most calls never ask: the
+// table is bounded.
+type call struct {
+	turn     chan struct{} // held while deciding: the other request waits
+	cwd      string        // the shell's directory, as the hook reported it
+	input    json.RawMessage
+	policies *Verdict // the policies' verdict on input
+	answer   *Verdict // the chain's answer on input (a permission request)
 }
 
-const maxScreened = 1024
+const maxCalls = 1024
 
-type screenMemo struct {
+type calls struct {
 	mu    sync.Mutex
-	notes map[string]screened
+	byID  map[string]*call
 	order []string
 }
 
-func (c *Chain) noteScreened(req *Request, v Verdict) {
+// take finds (or makes) the call of req and holds it until done; nil when
+// req names no tool_use_id, or ctx ended first.
+func (t *calls) take(ctx context.Context, req *Request) (k *call, done func()) {
 	if req.ToolUseID == "" {
-		return
+		return nil, func() {}
 	}
-	m := &c.screen
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.notes == nil {
-		m.notes = map[string]screened{}
+	t.mu.Lock()
+	if t.byID == nil {
+		t.byID = map[string]*call{}
 	}
-	if _, ok := m.notes[req.ToolUseID]; !ok {
-		m.order = append(m.order, req.ToolUseID)
+	k = t.byID[req.ToolUseID]
+	if k == nil {
+		k = &call{turn: make(chan struct{}, 1)}
+		t.byID[req.ToolUseID] = k
+		t.order = append(t.order, req.ToolUseID)
+		for len(t.order) > maxCalls {
+			delete(t.byID, t.order[0])
+			t.order = t.order[1:]
+		}
 	}
-	m.notes[req.ToolUseID] = screened{cwd: req.ShellCwd, input: req.Input, verdict: v}
-	for len(m.order) > maxScreened {
-		delete(m.notes, m.order[0])
-		m.order = m.order[1:]
+	t.mu.Unlock()
+	select {
+	case k.turn <- struct{}{}:
+		return k, func() { <-k.turn }
+	case <-ctx.Done():
+		return nil, func() {}
 	}
 }
 
-// takeScreened returns (and forgets) what Screen said about the call of a
-// permission request.
-func (c *Chain) takeScreened(req *Request) (screened, bool) {
-	if req.ToolUseID == "" {
-		return screened{}, false
+// decided is what the call already holds for req's input: the answer, or
+// else the policies' verdict (answer false).
+func (k *call) decided(req *Request) (v *Verdict, answer bool) {
+	if k == nil || !sameInput(k.input, req.Input) {
+		return nil, false
 	}
-	m := &c.screen
-	m.mu.Lock()
-	n, ok := m.notes[req.ToolUseID]
-	delete(m.notes, req.ToolUseID)
-	m.mu.Unlock()
-	if ok {
-		n.same = sameInput(n.input, req.Input)
+	if k.answer != nil {
+		return k.answer, true
 	}
-	return n, ok
+	return k.policies, false
+}
+
+func (k *call) note(req *Request, policies, answer *Verdict) {
+	if k == nil {
+		return
+	}
+	if !sameInput(k.input, req.Input) {
+		k.answer = nil
+	}
+	k.input, k.policies = req.Input, policies
+	if answer != nil {
+		k.answer = answer
+	}
 }
 
 // sameInput compares two tool inputs as JSON values; an empty one is the

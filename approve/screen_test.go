@@ -73,11 +73,10 @@ func TestScreenThenPermissionDecidesOnce(t *testing.T) {
 	if len(steps) != 2 || !strings.HasPrefix(steps[0], "hook: ask") || !strings.HasPrefix(steps[1], "default") {
 		t.Errorf("steps %q, want the hook's ask then the default", steps)
 	}
-	// Forgotten once used: a second request for the id is decided afresh.
+	// One decision per call: a second request for the id repeats it.
 	steps = nil
-	c.Explain(context.Background(), req, func(s string) { steps = append(steps, s) })
-	if len(steps) == 0 || !strings.HasPrefix(steps[0], "rules") {
-		t.Errorf("second request steps %q", steps)
+	if again, _ := c.Explain(context.Background(), req, func(s string) { steps = append(steps, s) }); !again.Again || again.Behavior != v.Behavior || len(steps) != 1 || !strings.HasPrefix(steps[0], "decided") {
+		t.Errorf("second request: %+v, steps %q", again, steps)
 	}
 	// An input that differs from the screened one is decided afresh.
 	c.Screen(context.Background(), req)
@@ -86,25 +85,25 @@ func TestScreenThenPermissionDecidesOnce(t *testing.T) {
 	if v, _ := c.Explain(context.Background(), other, func(s string) { steps = append(steps, s) }); v.Behavior != protocol.Allow || !strings.HasPrefix(steps[0], "rules") {
 		t.Errorf("changed input: %+v %q", v, steps)
 	}
-	// An allow at the hook is decided again by the whole chain.
+	// An allow at the hook is the answer: the policies are not asked again.
 	echo := bashReq("echo hi")
 	echo.ToolUseID = "toolu_2"
 	c.Screen(context.Background(), echo)
 	steps = nil
-	if v, _ := c.Explain(context.Background(), echo, func(s string) { steps = append(steps, s) }); v.Behavior != protocol.Allow || !strings.HasPrefix(steps[0], "rules") {
+	if v, _ := c.Explain(context.Background(), echo, func(s string) { steps = append(steps, s) }); v.Behavior != protocol.Allow || len(steps) != 1 || !strings.HasPrefix(steps[0], "hook: allow") {
 		t.Errorf("after an allow: %+v %q", v, steps)
 	}
 }
 
-func TestScreenMemoryIsBounded(t *testing.T) {
+func TestCallMemoryIsBounded(t *testing.T) {
 	c := screenChain(t, `{"default":"ask"}`, ChainOptions{Cwd: "/p"})
-	for i := range maxScreened + 10 {
+	for i := range maxCalls + 10 {
 		r := bashReq("ls")
 		r.ToolUseID = "toolu_" + string(rune('a'+i%26)) + strings.Repeat("x", i/26)
 		c.Screen(context.Background(), r)
 	}
-	if n := len(c.screen.notes); n != maxScreened || len(c.screen.order) != maxScreened {
-		t.Errorf("%d notes, %d in order, want %d", n, len(c.screen.order), maxScreened)
+	if n := len(c.calls.byID); n != maxCalls || len(c.calls.order) != maxCalls {
+		t.Errorf("%d calls, %d in order, want %d", n, len(c.calls.order), maxCalls)
 	}
 }
 
@@ -154,7 +153,9 @@ func TestShellCwdResolvesRelativeWrites(t *testing.T) {
 	}
 	ask := screenChain(t, `{"allow":["Edit(src/**)"],"deny":["Edit(src/secret/**)"],"default":"ask"}`, ChainOptions{Cwd: root})
 	perm := &Request{CanUseTool: protocol.CanUseTool{ToolName: "Write", ToolUseID: "toolu_p", Input: json.RawMessage(`{"file_path":"key.pem","content":"x"}`)}}
-	ask.noteScreened(&Request{CanUseTool: perm.CanUseTool, ShellCwd: filepath.Join(root, "src/secret")}, Verdict{Behavior: protocol.Allow})
+	screen := &Request{CanUseTool: perm.CanUseTool, ShellCwd: filepath.Join(root, "src/secret")}
+	screen.Input = json.RawMessage(`{"file_path":"key.pem","content":"y"}`) // another input: the permission request is judged afresh
+	ask.Screen(context.Background(), screen)
 	var steps []string
 	if v, _ := ask.Explain(context.Background(), perm, func(s string) { steps = append(steps, s) }); v.Behavior != protocol.Deny {
 		t.Errorf("permission after screen: %+v %q", v, steps)

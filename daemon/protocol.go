@@ -4,6 +4,10 @@
 // resume by seq, and approvals asked of the clients as the last stage of
 // the approval chain.
 //
+// Where it sits: a front end beside spawn and acp. Each session is a
+// bridge.Run whose Approver is approve's chain with the clients as its last
+// stage (approvals.go) and whose tap is the session's recording.
+//
 // This file is the protocol's one source of truth: the method table, the
 // params and result types, the event payloads and ProtocolVersion. The
 // schema (protocol.json), agentjq-daemon(7) and sdk/protocol.ts are

@@ -30,7 +30,8 @@ const GuardID = "agentjq_guard"
 // passed on, and without one agentjq has no objection and the agent's own
 // permission flow goes on.
 type Guard struct {
-	// Screen is the chain's verdict before a call runs (approve.Chain.Screen).
+	// Screen is the chain's verdict before a call runs (approve.Chain.Screen:
+	// its one decision of the call, which the permission request reads).
 	Screen func(ctx context.Context, req *approve.Request) approve.Verdict
 	// Runner holds the user's hooks; its PreToolUse hooks run here rather
 	// than being registered with the agent on their own. May be nil.
@@ -139,7 +140,7 @@ func (g *Guard) Answer(ctx context.Context, requestID string, request json.RawMe
 		CanUseTool: protocol.CanUseTool{
 			Subtype: protocol.SubCanUseTool, ToolName: in.ToolName, Input: input, ToolUseID: in.ToolUseID,
 		},
-		ShellCwd: in.Cwd, SessionID: in.SessionID, PermissionMode: in.PermissionMode,
+		ShellCwd: in.Cwd, SessionID: in.SessionID, PermissionMode: in.PermissionMode, Before: true,
 	}
 	v := g.Screen(sctx, &req)
 	changed := !bytes.Equal(input, in.ToolInput)
@@ -163,7 +164,11 @@ func (g *Guard) Answer(ctx context.Context, requestID string, request json.RawMe
 		}
 		return ans, d, ok
 	}
-	return combine(v, users, changed, input, d)
+	ans, d, ok := combine(v, users, changed, input, d)
+	if v.Again && d.DecidedBy == v.Source {
+		d.Behavior = "" // the permission request decided it, and its event is out
+	}
+	return ans, d, ok
 }
 
 // combine makes the one answer: the stricter wins. The chain's allow is no

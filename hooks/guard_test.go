@@ -3,6 +3,7 @@ package hooks
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -214,8 +215,11 @@ func BenchmarkGuardAnswer(b *testing.B) {
 	}
 	g := &Guard{Screen: c.Screen}
 	req := guardCallback("Bash", `{"command":"git diff HEAD~1 -- src/main.go | head -50","description":"show the diff"}`)
+	at := strings.Index(string(req), "toolu_1")
 	b.ReportAllocs()
-	for b.Loop() {
+	for i := 0; b.Loop(); i++ {
+		// A call of its own each time: the chain decides each call once.
+		req := append(append(append([]byte(nil), req[:at]...), fmt.Sprintf("toolu_%09d", i)...), req[at+len("toolu_1"):]...)
 		if _, d, _ := g.Answer(context.Background(), "r", req); d.Behavior != protocol.Allow {
 			b.Fatalf("decision %+v", d)
 		}

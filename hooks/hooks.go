@@ -205,19 +205,7 @@ func Output(event string, res proc.Result) (out json.RawMessage, problem string)
 }
 
 // Block is the hook output that blocks event with reason.
-func Block(event, reason string) json.RawMessage {
-	switch event {
-	case "PreToolUse":
-		return protocol.Marshal(map[string]any{"hookSpecificOutput": map[string]string{
-			"hookEventName": event, "permissionDecision": "deny", "permissionDecisionReason": reason,
-		}})
-	case "PermissionRequest":
-		return protocol.Marshal(map[string]any{"hookSpecificOutput": map[string]any{
-			"hookEventName": event, "decision": map[string]string{"behavior": "deny", "message": reason},
-		}})
-	}
-	return protocol.Marshal(map[string]string{"decision": "block", "reason": reason})
-}
+func Block(event, reason string) json.RawMessage { return protocol.HookBlock(event, reason) }
 
 func reason(stderr []byte) string {
 	if msg := strings.TrimSpace(string(stderr)); msg != "" {

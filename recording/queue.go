@@ -5,32 +5,22 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentjq/agentjq/internal/asyncq"
 	"github.com/agentjq/agentjq/internal/protocol"
 )
 
-// queue is the Async Writer's hand-off: Tap copies the line into a buffer
-// under a lock, so the caller may reuse its memory at once; the Writer's
+// queue is the Async Writer's hand-off: Tap copies the line into the
+// queue's buffer, so the caller may reuse its memory at once; the Writer's
 // goroutine takes the whole buffer at a time, redacts and encodes its
 // lines in order and writes them in batches of whole lines. While it
 // works, the next lines gather in the other buffer.
-type queue struct {
-	w     *Writer
-	limit int
-
-	mu     sync.Mutex
-	cond   *sync.Cond
-	items  []qitem
-	buf    []byte
-	closed bool
-	done   chan struct{}
-}
+type queue struct{ q *asyncq.Queue[qitem] }
 
 type qitem struct {
 	dir        protocol.Direction
 	party      protocol.Party
 	known      protocol.Known // what the tap knew of the line
 	t          time.Time
-	off, n     int
 	setVersion bool // the line is a version for SetAgentVersion
 	// flushed, when set, marks a Flush: it is closed once every line put
 	// before it has been handed to the write goroutine and written.
@@ -41,34 +31,14 @@ func newQueue(w *Writer, limit int) *queue {
 	if limit <= 0 {
 		limit = 8 << 20
 	}
-	// Buffers of the limit's size, so that appending never doubles them.
-	q := &queue{w: w, limit: limit, done: make(chan struct{}), buf: make([]byte, 0, limit)}
-	q.cond = sync.NewCond(&q.mu)
-	go q.run()
-	return q
+	return &queue{asyncq.New(asyncq.Options[qitem]{Limit: limit, Copy: true}, w.processBatch)}
 }
 
 // put copies line into the queue, waiting while the queue holds limit
 // bytes already (a longer line is queued alone). It reports false when
 // the queue is closed and took nothing.
 func (q *queue) put(it qitem, line []byte) bool {
-	q.mu.Lock()
-	for len(q.buf) > 0 && len(q.buf)+len(line) > q.limit && !q.closed {
-		q.cond.Wait()
-	}
-	if q.closed {
-		q.mu.Unlock()
-		return false
-	}
-	wake := len(q.items) == 0 // the goroutine waits only on an empty queue
-	it.off, it.n = len(q.buf), len(line)
-	q.buf = append(q.buf, line...)
-	q.items = append(q.items, it)
-	if wake {
-		q.cond.Broadcast()
-	}
-	q.mu.Unlock()
-	return true
+	return q.q.WaitRoom(len(line), 0) && q.q.Put(it, line)
 }
 
 // flush waits until every line put so far is written.
@@ -79,56 +49,34 @@ func (q *queue) flush() {
 	}
 }
 
-func (q *queue) run() {
-	defer close(q.done)
-	var items []qitem
-	buf := make([]byte, 0, q.limit)
-	for {
-		q.mu.Lock()
-		for len(q.items) == 0 && !q.closed {
-			q.cond.Wait()
-		}
-		if len(q.items) == 0 {
-			q.mu.Unlock()
-			return
-		}
-		// Take the whole queue, leave the spare buffers for Tap.
-		items, q.items = q.items, items[:0]
-		buf, q.buf = q.buf, buf[:0]
-		if cap(q.buf) > 2*q.limit {
-			q.buf = make([]byte, 0, q.limit) // a huge line's buffer is not kept
-		}
-		q.cond.Broadcast()
-		q.mu.Unlock()
-		for _, it := range items {
-			line := buf[it.off : it.off+it.n]
-			if it.flushed != nil {
-				q.w.mu.Lock()
-				q.w.flushLocked()
-				q.w.mu.Unlock()
-				q.w.out.wait()
-				close(it.flushed)
-				continue
-			}
-			if it.setVersion {
-				q.w.setVersion(string(line), it.t, false)
-				continue
-			}
-			q.w.process(it.dir, it.party, line, it.known, it.t, false)
-		}
-		q.w.mu.Lock()
-		q.w.flushLocked()
-		q.w.mu.Unlock()
-	}
-}
-
 // close makes put a no-op and waits for the queued lines to be written.
 func (q *queue) close() {
-	q.mu.Lock()
-	q.closed = true
-	q.cond.Broadcast()
-	q.mu.Unlock()
-	<-q.done
+	q.q.End()
+	<-q.q.Done()
+}
+
+// processBatch redacts, encodes and hands on one batch of lines.
+func (w *Writer) processBatch(_ *asyncq.Queue[qitem], b asyncq.Batch[qitem]) error {
+	for _, it := range b.Items {
+		m := it.Meta
+		if m.flushed != nil {
+			w.mu.Lock()
+			w.flushLocked()
+			w.mu.Unlock()
+			w.out.wait()
+			close(m.flushed)
+			continue
+		}
+		if m.setVersion {
+			w.setVersion(string(it.B), m.t, false)
+			continue
+		}
+		w.process(m.dir, m.party, it.B, m.known, m.t, false)
+	}
+	w.mu.Lock()
+	w.flushLocked()
+	w.mu.Unlock()
+	return nil
 }
 
 // writeQ makes the Async Writer's write calls on a goroutine of its own,
@@ -136,42 +84,34 @@ func (q *queue) close() {
 // redacting and encoding the next. Buffers go round: the one being
 // filled, one being written, one spare.
 type writeQ struct {
-	full  chan []byte
+	q     *asyncq.Queue[struct{}]
 	spare chan []byte
-	done  chan struct{}
 
-	mu      sync.Mutex
-	cond    *sync.Cond // signalled when a write is done
-	handed  int        // buffers handed for writing
-	written int        // of them, written (or skipped after an error)
-	err     error      // the first write error
+	mu  sync.Mutex
+	err error // the first write error
 }
 
 func newWriteQ(w io.Writer) *writeQ {
-	q := &writeQ{full: make(chan []byte, 1), spare: make(chan []byte, 2), done: make(chan struct{})}
-	q.cond = sync.NewCond(&q.mu)
+	q := &writeQ{spare: make(chan []byte, 2)}
 	q.spare <- nil
 	q.spare <- nil
-	go func() {
-		defer close(q.done)
-		for b := range q.full {
-			var err error
+	q.q = asyncq.New(asyncq.Options[struct{}]{}, func(_ *asyncq.Queue[struct{}], b asyncq.Batch[struct{}]) error {
+		for _, it := range b.Items {
 			if q.Err() == nil {
-				_, err = w.Write(b)
+				if _, err := w.Write(it.B); err != nil {
+					q.mu.Lock()
+					q.err = err
+					q.mu.Unlock()
+				}
 			}
-			q.mu.Lock()
-			if err != nil {
-				q.err = err
+			buf := it.B
+			if cap(buf) > 8<<20 {
+				buf = nil // do not keep one huge line's buffer
 			}
-			q.written++
-			q.cond.Broadcast()
-			q.mu.Unlock()
-			if cap(b) > 8<<20 {
-				b = nil // do not keep one huge line's buffer
-			}
-			q.spare <- b[:0]
+			q.spare <- buf[:0]
 		}
-	}()
+		return nil
+	})
 	return q
 }
 
@@ -179,21 +119,12 @@ func newWriteQ(w io.Writer) *writeQ {
 // while the others are being written.
 func (q *writeQ) hand(b []byte) []byte {
 	next := <-q.spare
-	q.mu.Lock()
-	q.handed++
-	q.mu.Unlock()
-	q.full <- b
+	q.q.Put(struct{}{}, b)
 	return next
 }
 
 // wait returns once every buffer handed so far is written.
-func (q *writeQ) wait() {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for q.written < q.handed {
-		q.cond.Wait()
-	}
-}
+func (q *writeQ) wait() { q.q.Flushed(time.Time{}) }
 
 // Err returns the first write error.
 func (q *writeQ) Err() error {
@@ -204,6 +135,6 @@ func (q *writeQ) Err() error {
 
 // close waits for the pending writes.
 func (q *writeQ) close() {
-	close(q.full)
-	<-q.done
+	q.q.End()
+	<-q.q.Done()
 }

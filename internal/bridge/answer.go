@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/agentjq/agentjq/approve"
 	"github.com/agentjq/agentjq/internal/protocol"
 )
 
@@ -71,7 +70,7 @@ var errWithdrawn = errors.New("the agent withdrew the request")
 // canUseTool runs the approval chain and answers a permission request.
 func (s *session) canUseTool(ctx context.Context, id string, rawID, raw json.RawMessage) {
 	start := time.Now()
-	req := approve.Request{RequestID: id, Cwd: s.opts.Dir}
+	req := protocol.ToolRequest{RequestID: id, Cwd: s.opts.Dir}
 	if err := json.Unmarshal(raw, &req.CanUseTool); err != nil {
 		s.respondPermission(id, rawID, &req, protocol.DenyResult(&req.CanUseTool, "agentjq could not read this permission request: "+err.Error()), protocol.ByError, "", start)
 		return
@@ -115,12 +114,12 @@ func (s *session) canUseTool(ctx context.Context, id string, rawID, raw json.Raw
 		if req.IsQuestion() && !hasAnswers(res.UpdatedInput) {
 			// Never let a question through with no answer: the model
 			// would invent one.
-			res = protocol.DenyResult(&req.CanUseTool, approve.NoOneToAnswer)
+			res = protocol.DenyResult(&req.CanUseTool, protocol.NoOneToAnswer)
 		}
 	default:
 		msg := v.Message
 		if msg == "" {
-			msg = approve.NoApprover
+			msg = protocol.NoApprover
 		}
 		res = protocol.DenyResult(&req.CanUseTool, msg)
 		res.Interrupt = v.Interrupt
@@ -132,20 +131,27 @@ var errApprovalTimeout = errors.New("approval timeout")
 
 // decide asks the approver, falling back to the default when it has no
 // opinion or only says "ask" with nobody left to ask.
-func decide(ctx context.Context, d approve.Decider, req *approve.Request) (approve.Verdict, error) {
-	v, err := d.Decide(ctx, req)
-	if err != nil {
-		return v, err
-	}
-	if ctx.Err() != nil {
-		return v, ctx.Err()
+func decide(ctx context.Context, d Decider, req *protocol.ToolRequest) (protocol.Verdict, error) {
+	var v protocol.Verdict
+	if d != nil {
+		var err error
+		if v, err = d.Decide(ctx, req); err != nil {
+			return v, err
+		}
+		if ctx.Err() != nil {
+			return v, ctx.Err()
+		}
 	}
 	if v.Behavior != protocol.Allow && v.Behavior != protocol.Deny {
-		dv, _ := approve.Default.Decide(ctx, req)
-		if v.Message != "" {
-			dv.Message = v.Message
+		msg := v.Message
+		switch {
+		case msg != "":
+		case req.IsQuestion():
+			msg = protocol.NoOneToAnswer
+		default:
+			msg = protocol.NoApprover
 		}
-		return dv, nil
+		return protocol.Verdict{Behavior: protocol.Deny, Message: msg, Source: protocol.ByDefault}, nil
 	}
 	return v, nil
 }
@@ -153,7 +159,7 @@ func decide(ctx context.Context, d approve.Decider, req *approve.Request) (appro
 // respondPermission records the decision, then sends it. The event goes
 // first so that a recording (and a reader of stdout) sees who decided
 // before the agent acts on the answer.
-func (s *session) respondPermission(id string, rawID json.RawMessage, req *approve.Request, res protocol.PermissionResult, by, rule string, start time.Time) {
+func (s *session) respondPermission(id string, rawID json.RawMessage, req *protocol.ToolRequest, res protocol.PermissionResult, by, rule string, start time.Time) {
 	if res.Behavior == protocol.Deny {
 		key := req.ToolUseID
 		if key == "" {

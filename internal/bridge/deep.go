@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/agentjq/agentjq/approve"
-	"github.com/agentjq/agentjq/hooks"
 	"github.com/agentjq/agentjq/internal/protocol"
 )
 
@@ -66,7 +64,7 @@ func (s *session) answerTooDeep(line []byte) {
 			d.Tool, _ = protocol.String(hf[1])
 			d.ToolUseID, _ = protocol.String(hf[2])
 			s.hookDecided(key, d, time.Now())
-			if err := s.writeAgent(protocol.SuccessResponseRaw(rawID, hooks.Block(event, msg))); err != nil {
+			if err := s.writeAgent(protocol.SuccessResponseRaw(rawID, protocol.HookBlock(event, msg))); err != nil {
 				s.warn(protocol.WarnInternal, "could not answer control request "+key+": "+err.Error())
 			}
 			return
@@ -78,7 +76,7 @@ func (s *session) answerTooDeep(line []byte) {
 		}
 		return
 	}
-	req := approve.Request{RequestID: key, Cwd: s.opts.Dir}
+	req := protocol.ToolRequest{RequestID: key, Cwd: s.opts.Dir}
 	req.Subtype = protocol.SubCanUseTool
 	req.ToolName, _ = protocol.String(rf[1])
 	req.ToolUseID, _ = protocol.String(rf[2])

@@ -11,7 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentjq/agentjq/approve"
 	"github.com/agentjq/agentjq/internal/protocol"
 )
 
@@ -42,8 +41,11 @@ type Forward struct {
 	TapParty func(dir protocol.Direction, party protocol.Party, line []byte, known protocol.Known)
 }
 
-// forwarder is the proxy state of a session.
+// forwarder is proxy mode, beside the session it forwards for (s): the
+// client's lines to the agent, the agent's requests to the client, and
+// what agentjq answers itself on the way.
 type forwarder struct {
+	s    *session
 	opts Forward
 	// own is agentjq's own initialize body, nil when agentjq registers no
 	// hook and no server.
@@ -68,8 +70,8 @@ type forwarder struct {
 // atClient is an agent request forwarded to the client.
 type atClient struct {
 	subtype string
-	req     *approve.Request // can_use_tool only
-	policy  approve.Verdict
+	req     *protocol.ToolRequest // can_use_tool only
+	policy  protocol.Verdict
 	start   time.Time
 	raw     json.RawMessage // the request id as the agent sent it
 }
@@ -136,13 +138,15 @@ func (f *forwarder) drainEvents(d, stalled time.Duration) {
 
 // proxyWarn says on stderr what the client should know (it never sees
 // agentjq's events) and records it as an event.
-func (s *session) proxyWarn(code, msg string) {
+func (f *forwarder) proxyWarn(code, msg string) {
+	s := f.s
 	fmt.Fprintf(s.opts.Stderr, "agentjq proxy: warning: %s\n", msg)
 	s.warn(code, msg)
 }
 
 // clientLine sends one line of the client to the agent.
-func (s *session) clientLine(line []byte) {
+func (f *forwarder) clientLine(line []byte) {
+	s := f.s
 	trimmed := bytes.TrimSpace(line)
 	if len(trimmed) == 0 {
 		return
@@ -151,17 +155,17 @@ func (s *session) clientLine(line []byte) {
 	// what holds a fast client back.
 	s.agentIn.waitRoom(len(trimmed) + 1)
 	if trimmed[0] == '{' && json.Valid(trimmed) {
-		f := protocol.Fields(trimmed, "type", "request_id", "request", "response")
-		typ, _ := protocol.String(f[0])
+		fs := protocol.Fields(trimmed, "type", "request_id", "request", "response")
+		typ, _ := protocol.String(fs[0])
 		switch typ {
 		case protocol.TypeControlRequest:
-			sub, _ := protocol.String(protocol.Fields(f[2], "subtype")[0])
+			sub, _ := protocol.String(protocol.Fields(fs[2], "subtype")[0])
 			if sub == protocol.SubInitialize {
-				s.clientInit(f[1], f[2], trimmed)
+				f.clientInit(fs[1], fs[2], trimmed)
 				return
 			}
 		case protocol.TypeControlResp:
-			s.clientAnswer(f[3], trimmed)
+			f.clientAnswer(fs[3], trimmed)
 			return
 		case protocol.TypeUser:
 			s.mu.Lock()
@@ -176,20 +180,21 @@ func (s *session) clientLine(line []byte) {
 		s.turnSentLocked("")
 		s.mu.Unlock()
 	}
-	s.ownInitFirst()
-	s.writeClient(trimmed)
+	f.ownInitFirst()
+	f.writeClient(trimmed)
 }
 
-func (s *session) writeClient(line []byte) {
+func (f *forwarder) writeClient(line []byte) {
+	s := f.s
 	if err := s.writeAgentAs(protocol.PartyClient, line); err != nil {
-		s.proxyWarn(protocol.WarnInternal, "could not pass the client's line on: "+err.Error())
+		f.proxyWarn(protocol.WarnInternal, "could not pass the client's line on: "+err.Error())
 	}
 }
 
 // ownInitFirst sends agentjq's own initialize before the client's first
 // line, when that line is not an initialize of its own.
-func (s *session) ownInitFirst() {
-	f := s.fwd
+func (f *forwarder) ownInitFirst() {
+	s := f.s
 	f.mu.Lock()
 	first := !f.sawClient
 	f.sawClient = true
@@ -203,7 +208,7 @@ func (s *session) ownInitFirst() {
 	}
 	body, ids, err := MergeInitialize(nil, f.own)
 	if err != nil {
-		s.proxyWarn(protocol.WarnInternal, "agentjq's initialize: "+err.Error())
+		f.proxyWarn(protocol.WarnInternal, "agentjq's initialize: "+err.Error())
 		return
 	}
 	f.addIDs(ids)
@@ -212,8 +217,7 @@ func (s *session) ownInitFirst() {
 
 // clientInit passes the client's initialize on, merged with agentjq's
 // registrations unless those went already.
-func (s *session) clientInit(rawID, request, line []byte) {
-	f := s.fwd
+func (f *forwarder) clientInit(rawID, request, line []byte) {
 	f.mu.Lock()
 	f.sawClient = true
 	merge := f.own != nil && !f.ownSent
@@ -222,23 +226,23 @@ func (s *session) clientInit(rawID, request, line []byte) {
 	}
 	f.mu.Unlock()
 	if !merge {
-		s.writeClient(line)
+		f.writeClient(line)
 		return
 	}
 	merged, ids, err := MergeInitialize(request, f.own)
 	if err != nil {
 		// The agent will refuse the client's request as it is; agentjq's
 		// registrations still go in a request of their own.
-		s.proxyWarn(protocol.WarnBadInput, err.Error()+"; sent as it is, agentjq's hooks and servers separately")
-		s.writeClient(line)
+		f.proxyWarn(protocol.WarnBadInput, err.Error()+"; sent as it is, agentjq's hooks and servers separately")
+		f.writeClient(line)
 		f.mu.Lock()
 		f.sawClient, f.ownSent = false, false
 		f.mu.Unlock()
-		s.ownInitFirst()
+		f.ownInitFirst()
 		return
 	}
 	f.addIDs(ids)
-	s.writeClient(controlRequestRaw(rawID, merged))
+	f.writeClient(controlRequestRaw(rawID, merged))
 }
 
 // controlRequestRaw is a control_request line with the request id as the
@@ -256,11 +260,10 @@ func controlRequestRaw(rawID, request json.RawMessage) []byte {
 }
 
 // clientAnswer passes on the client's answer to an agent request, once.
-func (s *session) clientAnswer(response, line []byte) {
-	f := s.fwd
+func (f *forwarder) clientAnswer(response, line []byte) {
 	id, _, ok := requestKey(protocol.Fields(response, "request_id")[0])
 	if !ok {
-		s.proxyWarn(protocol.WarnBadInput, "dropped a control_response of the client's without a string or number request_id")
+		f.proxyWarn(protocol.WarnBadInput, "dropped a control_response of the client's without a string or number request_id")
 		return
 	}
 	f.mu.Lock()
@@ -274,19 +277,20 @@ func (s *session) clientAnswer(response, line []byte) {
 		if done {
 			why = "it was answered or withdrawn already"
 		}
-		s.proxyWarn(protocol.WarnBadInput, fmt.Sprintf("dropped the client's control_response for request %q: %s", id, why))
+		f.proxyWarn(protocol.WarnBadInput, fmt.Sprintf("dropped the client's control_response for request %q: %s", id, why))
 		return
 	}
-	if p.subtype == protocol.SubCanUseTool && s.clientPermission(id, p, response) {
+	if p.subtype == protocol.SubCanUseTool && f.clientPermission(id, p, response) {
 		return
 	}
-	s.writeClient(line)
+	f.writeClient(line)
 }
 
 // clientPermission records the client's answer to a permission request.
 // It reports true when agentjq answered instead: the client allowed the
 // call with an input the policy denies.
-func (s *session) clientPermission(id string, p *atClient, response []byte) bool {
+func (f *forwarder) clientPermission(id string, p *atClient, response []byte) bool {
+	s := f.s
 	var r struct {
 		Subtype  string `json:"subtype"`
 		Error    string `json:"error"`
@@ -309,9 +313,9 @@ func (s *session) clientPermission(id string, p *atClient, response []byte) bool
 		// must pass it too.
 		edited := *p.req
 		edited.Input = append(json.RawMessage(nil), r.Response.UpdatedInput...)
-		if v := s.forwardDecide(context.Background(), &edited); agentjqDenies(v) {
+		if v := f.forwardDecide(context.Background(), &edited); agentjqDenies(v) {
 			res := protocol.DenyResult(&edited.CanUseTool, v.Message)
-			s.markAgentjqs(id)
+			f.markAgentjqs(id)
 			s.respondPermission(id, p.rawID(id), &edited, res, v.Source, v.Rule, p.start)
 			return true
 		}
@@ -325,7 +329,7 @@ func (s *session) clientPermission(id string, p *atClient, response []byte) bool
 		s.denied[key] = true
 		s.mu.Unlock()
 	}
-	s.fwd.event(s, protocol.PartyClient, protocol.Marshal(protocol.Decision{
+	f.event(s, protocol.PartyClient, protocol.Marshal(protocol.Decision{
 		Type: protocol.TypeAgentjq, Subtype: protocol.EventDecision,
 		RequestID: id, Tool: p.req.ToolName, ToolUseID: p.req.ToolUseID,
 		Behavior: behavior, DecidedBy: protocol.ByClient, Via: protocol.ViaPermission, Rule: p.policy.Rule, Message: msg,
@@ -356,28 +360,31 @@ func sameJSON(a, b []byte) bool {
 // agentjqDenies reports whether a verdict is agentjq's answer in a proxy:
 // a deny that something other than the fail-closed default gave. The rest
 // is the client's to decide.
-func agentjqDenies(v approve.Verdict) bool {
+func agentjqDenies(v protocol.Verdict) bool {
 	return v.Behavior == protocol.Deny && v.Source != protocol.ByDefault
 }
 
 // forwardDecide asks the approval chain, within --approval-timeout.
-func (s *session) forwardDecide(ctx context.Context, req *approve.Request) approve.Verdict {
+func (f *forwarder) forwardDecide(ctx context.Context, req *protocol.ToolRequest) protocol.Verdict {
+	s := f.s
 	if s.opts.ApprovalTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.opts.ApprovalTimeout)
 		defer cancel()
 	}
+	if s.opts.Approver == nil {
+		return protocol.Verdict{} // no opinion: the client's to decide
+	}
 	v, err := s.opts.Approver.Decide(ctx, req)
 	if err != nil {
-		return approve.Verdict{Behavior: protocol.Deny, Source: protocol.ByError,
+		return protocol.Verdict{Behavior: protocol.Deny, Source: protocol.ByError,
 			Message: "agentjq: the approval chain failed, so the call was denied: " + err.Error()}
 	}
 	return v
 }
 
 // markAgentjqs notes that agentjq answered request key itself.
-func (s *session) markAgentjqs(key string) {
-	f := s.fwd
+func (f *forwarder) markAgentjqs(key string) {
 	f.mu.Lock()
 	f.byAgentjq[key] = true
 	f.closed[key] = true
@@ -387,7 +394,8 @@ func (s *session) markAgentjqs(key string) {
 // forwardAgentLine routes one agent line of a proxied session; it reports
 // false for the lines the session handles as usual (results, system).
 // withNL is the line as it lies in the buffer.
-func (s *session) forwardAgentLine(ctx context.Context, kind lineKind, head protocol.Head, line, withNL []byte) bool {
+func (f *forwarder) forwardAgentLine(ctx context.Context, kind lineKind, head protocol.Head, line, withNL []byte) bool {
+	s := f.s
 	switch kind {
 	case lineBlank:
 		s.passOut(withNL)
@@ -409,7 +417,6 @@ func (s *session) forwardAgentLine(ctx context.Context, kind lineKind, head prot
 	default:
 		return false
 	}
-	f := s.fwd
 	switch typ {
 	case protocol.TypeControlResp:
 		key, _, _ := requestKey(protocol.Fields(protocol.Fields(line, "response")[0], "request_id")[0])
@@ -452,7 +459,7 @@ func (s *session) forwardAgentLine(ctx context.Context, kind lineKind, head prot
 			}))
 		}
 	case protocol.TypeControlRequest:
-		if s.holdRequest(ctx, line) {
+		if f.holdRequest(ctx, line) {
 			return true
 		}
 	}
@@ -464,8 +471,8 @@ func (s *session) forwardAgentLine(ctx context.Context, kind lineKind, head prot
 // holdRequest answers an agent request that is agentjq's (a policy deny,
 // agentjq's own hooks and servers) and reports true; any other it
 // registers as the client's and reports false.
-func (s *session) holdRequest(ctx context.Context, line []byte) bool {
-	f := s.fwd
+func (f *forwarder) holdRequest(ctx context.Context, line []byte) bool {
+	s := f.s
 	fields := protocol.Fields(line, "request_id", "request")
 	key, rawID, ok := requestKey(fields[0])
 	if !ok {
@@ -477,18 +484,18 @@ func (s *session) holdRequest(ctx context.Context, line []byte) bool {
 	p := &atClient{subtype: sub, start: time.Now(), raw: rawID}
 	switch sub {
 	case protocol.SubCanUseTool:
-		req := &approve.Request{RequestID: key, Cwd: s.opts.Dir}
+		req := &protocol.ToolRequest{RequestID: key, Cwd: s.opts.Dir}
 		if err := json.Unmarshal(request, &req.CanUseTool); err != nil {
 			// The policy cannot read it, so nobody may allow it.
 			f.tap(s, protocol.DirOut, protocol.PartyAgentjq, line, 0)
-			s.markAgentjqs(key)
+			f.markAgentjqs(key)
 			s.respondPermission(key, rawID, req, protocol.DenyResult(&req.CanUseTool, "agentjq could not read this permission request: "+err.Error()), protocol.ByError, "", p.start)
 			return true
 		}
 		s.mu.Lock()
 		req.SessionID = s.sessionID
 		s.mu.Unlock()
-		v := s.forwardDecide(ctx, req)
+		v := f.forwardDecide(ctx, req)
 		if agentjqDenies(v) {
 			f.tap(s, protocol.DirOut, protocol.PartyAgentjq, line, 0)
 			msg := v.Message
@@ -497,7 +504,7 @@ func (s *session) holdRequest(ctx context.Context, line []byte) bool {
 			}
 			res := protocol.DenyResult(&req.CanUseTool, msg)
 			res.Interrupt = v.Interrupt
-			s.markAgentjqs(key)
+			f.markAgentjqs(key)
 			s.respondPermission(key, rawID, req, res, v.Source, v.Rule, p.start)
 			return true
 		}
@@ -522,7 +529,7 @@ func (s *session) holdRequest(ctx context.Context, line []byte) bool {
 				request, _ = json.Marshal(body)
 			}
 			f.tap(s, protocol.DirOut, protocol.PartyAgentjq, line, 0)
-			s.markAgentjqs(key)
+			f.markAgentjqs(key)
 			s.startAnswer(ctx, key, rawID, request)
 			return true
 		}
@@ -545,13 +552,13 @@ func (s *session) holdRequest(ctx context.Context, line []byte) bool {
 // could answer (it never will now: the agent gets its EOF, as it would
 // without agentjq), and when the agent has been silent for forwardQuiet
 // graces with nothing pending (a turn whose result never comes).
-func (s *session) forwardReadyToClose() bool {
+func (f *forwarder) forwardReadyToClose() bool {
+	s := f.s
 	s.mu.Lock()
 	done := s.inputDone && len(s.pending) == 0
 	hold := done && s.inFlightLocked() > 0 && time.Since(s.lastOutput) < forwardQuiet*s.opts.Grace
 	s.mu.Unlock()
 	if hold {
-		f := s.fwd
 		f.mu.Lock()
 		hold = len(f.atClient) == 0
 		recheck := hold && !f.recheck
@@ -580,7 +587,8 @@ const forwardQuiet = 2
 
 // forwardSignal passes a signal to the agent; SIGPIPE (our stdout gone)
 // stays agentjq's.
-func (s *session) forwardSignal(sig os.Signal) bool {
+func (f *forwarder) forwardSignal(sig os.Signal) bool {
+	s := f.s
 	if sig == syscall.SIGPIPE {
 		return false
 	}
@@ -593,7 +601,8 @@ func (s *session) forwardSignal(sig os.Signal) bool {
 // forwardStatusLocked is the agent's exit status as a shell reports it:
 // 128+N when signal N killed it, 0 when agentjq ended it after its work
 // was done. s.mu is held.
-func (s *session) forwardStatusLocked() int {
+func (f *forwarder) forwardStatusLocked() int {
+	s := f.s
 	if s.reaped {
 		return 0
 	}

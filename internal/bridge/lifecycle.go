@@ -199,44 +199,15 @@ func NewPeerWriter(w io.Writer, grace time.Duration) *PeerWriter {
 
 // Write queues a copy of b.
 func (p *PeerWriter) Write(b []byte) (int, error) {
-	if !p.q.waitRoomStalled(len(b), p.grace) || !p.q.putNow(append([]byte(nil), b...), nil) {
+	if !p.q.WaitRoom(len(b), p.grace) || !p.q.Put(nil, append([]byte(nil), b...)) {
 		return 0, io.ErrClosedPipe
 	}
 	return len(b), nil
 }
 
 // Abandoned reports whether the reader was given up on (or went away).
-func (p *PeerWriter) Abandoned() bool { return p.q.isClosed() }
+func (p *PeerWriter) Abandoned() bool { return p.q.IsClosed() }
 
 // Close writes out what is queued and stops; it reports the bytes given
 // up on.
 func (p *PeerWriter) Close() int { return p.q.drain(p.grace, p.grace) }
-
-// waitRoomStalled is waitRoom that gives up on a reader that has taken
-// nothing for stalled: the stream is abandoned.
-func (q *queueWriter) waitRoomStalled(n int, stalled time.Duration) bool {
-	tick := time.NewTicker(max(stalled/10, time.Millisecond))
-	defer tick.Stop()
-	for {
-		q.mu.Lock()
-		if q.closed || q.ending || q.abandoned {
-			q.mu.Unlock()
-			return false
-		}
-		if q.queued == 0 || q.queued+n <= q.limit {
-			q.mu.Unlock()
-			return true
-		}
-		room := q.room
-		q.mu.Unlock()
-		select {
-		case <-room:
-		case <-q.closedC:
-		case <-tick.C:
-			if q.stalledFor() >= stalled {
-				q.abandon()
-				return false
-			}
-		}
-	}
-}

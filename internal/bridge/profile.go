@@ -1,9 +1,3 @@
-// Package bridge runs an agent CLI as a child process and carries a session
-// across it: turns in on the agent's stdin, events out on ours byte for
-// byte, every control request answered exactly once, the process tree owned
-// and shut down in stages, and one outcome computed at the end.
-//
-// It knows nothing of kong or the terminal: cmd/spawn.go builds Options.
 package bridge
 
 import (

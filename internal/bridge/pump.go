@@ -285,7 +285,7 @@ func (s *session) passOut(b []byte) {
 // agentLine passes a line on and acts on it when it must; withNL is the
 // line as it lies in the buffer, newline included when it has one.
 func (s *session) agentLine(ctx context.Context, n int, kind lineKind, head protocol.Head, line, withNL []byte) {
-	if s.fwd != nil && s.forwardAgentLine(ctx, kind, head, line, withNL) {
+	if s.fwd != nil && s.fwd.forwardAgentLine(ctx, kind, head, line, withNL) {
 		if kind != lineBlank && kind != lineBad && kind != lineDeep {
 			s.watch(head, line)
 		}

@@ -16,10 +16,16 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentjq/agentjq/approve"
 	"github.com/agentjq/agentjq/internal/proc"
 	"github.com/agentjq/agentjq/internal/protocol"
 )
+
+// Decider decides the agent's tool calls. The bridge owns no policy: cmd
+// wires approve's chain (or the daemon its clients) in. It must return
+// promptly when ctx is done (a withdrawn request or an approval timeout).
+type Decider interface {
+	Decide(ctx context.Context, req *protocol.ToolRequest) (protocol.Verdict, error)
+}
 
 // ControlHandler answers one kind of control request from the agent. It
 // returns the response payload, or an error that becomes an error response.
@@ -49,8 +55,9 @@ type Options struct {
 	// Grace is how long each stage of a shutdown waits before the next.
 	Grace time.Duration
 
-	// Approver answers can_use_tool; nil denies everything.
-	Approver approve.Decider
+	// Approver answers can_use_tool (cmd wires in approve's chain); nil
+	// denies everything.
+	Approver Decider
 	// Handlers answer other agent control requests by subtype.
 	Handlers map[string]ControlHandler
 	// Guard answers agentjq's own PreToolUse hook (see bridge/hosting.go).
@@ -200,9 +207,6 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	if opts.Grace <= 0 {
 		opts.Grace = 5 * time.Second
 	}
-	if opts.Approver == nil {
-		opts.Approver = approve.Default
-	}
 	if opts.ControlTimeout <= 0 {
 		opts.ControlTimeout = 30 * time.Second
 	}
@@ -235,6 +239,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	}
 	if opts.Forward != nil {
 		s.fwd = newForwarder(&s.opts)
+		s.fwd.s = s
 	}
 	s.installGuard()
 	ctx, s.abort = context.WithCancel(ctx)
@@ -331,14 +336,14 @@ func (s *session) run(ctx context.Context) (Report, error) {
 		case <-stdoutDone:
 		case <-time.After(100 * time.Millisecond):
 			// Blocked handing lines to a stdout nobody reads.
-			s.out.abandon()
+			s.out.Abandon()
 			<-stdoutDone
 		}
 	}
 	if s.out.stalledFor() >= s.opts.Grace {
 		// Nobody has read our stdout for a whole grace: the agent's last
 		// lines and the exit event will not be read either.
-		s.out.abandon()
+		s.out.Abandon()
 	}
 	// A pump that took longer than the grace to pass the agent's last
 	// lines on leaves the rest of the ending a grace of its own.
@@ -401,7 +406,7 @@ func (s *session) loop(ctx context.Context, exited <-chan struct{}) {
 		idleTick = t.C
 	}
 	var sd *shutdown
-	outClosed := s.out.closedC
+	outClosed := s.out.Closed()
 	var esc escalation
 	for {
 		var stage <-chan time.Time
@@ -437,7 +442,7 @@ func (s *session) loop(ctx context.Context, exited <-chan struct{}) {
 				sd = s.escalate(sd, stageInterrupt)
 			}
 		case sig := <-s.opts.Signals:
-			if s.fwd != nil && s.forwardSignal(sig) {
+			if s.fwd != nil && s.fwd.forwardSignal(sig) {
 				// The client's signals are the agent's; a third in a
 				// row kills it, as under spawn.
 				if esc.next(sig, time.Now()) == stageKill {
@@ -534,7 +539,7 @@ func (s *session) escalate(sd *shutdown, stage int) *shutdown {
 // stdin earlier would turn its next permission request into a denial.
 func (s *session) readyToClose() bool {
 	if s.fwd != nil {
-		return s.forwardReadyToClose()
+		return s.fwd.forwardReadyToClose()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -553,7 +558,7 @@ func (s *session) silentFor() time.Duration {
 func (s *session) forcedShutdown() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.interrupted || s.timedOut || s.stalled || s.stdoutClosed || s.out.isClosed()
+	return s.interrupted || s.timedOut || s.stalled || s.stdoutClosed || s.out.IsClosed()
 }
 
 func (s *session) turnInFlight() bool {
@@ -594,7 +599,7 @@ func (s *session) markStdoutClosed() {
 	s.mu.Lock()
 	s.stdoutClosed = true
 	s.mu.Unlock()
-	s.out.markClosed()
+	s.out.MarkClosed()
 }
 
 // sawOutput notes a chunk of agent output.
@@ -620,7 +625,7 @@ func (s *session) writeAgentAs(party protocol.Party, line []byte) error {
 }
 
 func (s *session) writeAgentLocked(party protocol.Party, line []byte) error {
-	if s.agentIn.isClosed() || s.stdinEnded() {
+	if s.agentIn.IsClosed() || s.stdinEnded() {
 		return errors.New("the agent's stdin is closed")
 	}
 	if s.fwd != nil {
@@ -636,9 +641,7 @@ func (s *session) writeAgentLocked(party protocol.Party, line []byte) error {
 }
 
 func (s *session) stdinEnded() bool {
-	s.agentIn.mu.Lock()
-	defer s.agentIn.mu.Unlock()
-	return s.agentIn.ending
+	return s.agentIn.Ending()
 }
 
 // closeStdin ends the agent's stdin once what is queued is written: the
@@ -646,14 +649,14 @@ func (s *session) stdinEnded() bool {
 func (s *session) closeStdin() {
 	s.inMu.Lock()
 	defer s.inMu.Unlock()
-	s.agentIn.end()
+	s.agentIn.End()
 }
 
 // forceCloseStdin closes the pipe at once, whatever is queued or being
 // written: the writer's blocked write fails and its goroutine ends.
 func (s *session) forceCloseStdin() {
 	s.closeStdin()
-	s.agentIn.abandon()
+	s.agentIn.Abandon()
 	s.stdinFile.Close()
 }
 
@@ -758,7 +761,7 @@ func (s *session) readInput(ctx context.Context) {
 	lr := newLineReader(s.opts.Stdin)
 	for {
 		line, err := lr.next()
-		if line != nil && (s.stdinEnded() || s.agentIn.isClosed()) {
+		if line != nil && (s.stdinEnded() || s.agentIn.IsClosed()) {
 			// The session is shutting down: say so once, not per line.
 			if len(bytes.TrimSpace(line)) > 0 {
 				s.warnLine(protocol.WarnInternal, fmt.Sprintf("stdin:%d: the agent's stdin is closed; this line and any after it not sent", lr.n), lr.n)
@@ -784,7 +787,7 @@ func (s *session) readInput(ctx context.Context) {
 // as a user turn.
 func (s *session) inputLine(n int, line []byte) {
 	if s.fwd != nil {
-		s.clientLine(line)
+		s.fwd.clientLine(line)
 		return
 	}
 	trimmed := bytes.TrimSpace(line)
@@ -1163,7 +1166,7 @@ func (s *session) outcome(tapErr error) (Report, protocol.Exit) {
 		TimedOut:     s.timedOut,
 		Stalled:      s.stalled,
 		Interrupted:  s.interrupted,
-		StdoutClosed: s.stdoutClosed || s.out.isClosed(),
+		StdoutClosed: s.stdoutClosed || s.out.IsClosed(),
 		TurnInFlight: len(s.open) > 0,
 		AgentExit:    agentExit,
 		LastResult:   last,
@@ -1175,7 +1178,7 @@ func (s *session) outcome(tapErr error) (Report, protocol.Exit) {
 	}
 	rep.ExitCode = rep.Outcome.ExitCode()
 	if s.fwd != nil {
-		rep.ExitCode = s.forwardStatusLocked()
+		rep.ExitCode = s.fwd.forwardStatusLocked()
 	}
 	stopped := s.stopped.Load()
 	if stopped != nil {

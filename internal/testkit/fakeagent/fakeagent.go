@@ -21,6 +21,9 @@
 //	mcp-server         be a stdio MCP server (internal/testkit/mcptest), not an agent
 //	ignore-interrupt   a result per user turn, except for a turn holding HANG, which gets
 //	                   none: an interrupt is answered but ends nothing, SIGTERM is ignored
+//	guard-orders       read a turn; for call toolu_a send the guard's hook_callback "ha" then
+//	                   can_use_tool "pa", for toolu_b "pb" then "hb", for toolu_c only "pc" (each
+//	                   a Bash git push, each answer awaited); then a result per turn
 //	ask-deny           read a turn, ask can_use_tool "req-1" (Bash rm -rf /tmp/x), wait for
 //	                   the answer (none at EOF: "STDIN CLOSED WHILE req-1 PENDING", exit 1),
 //	                   then a result per turn until EOF
@@ -172,6 +175,7 @@ func init() {
 		"deep-request":      runDeepRequest,
 		"ignore-interrupt":  runIgnoreInterrupt,
 		"ask-deny":          runAskDeny,
+		"guard-orders":      runGuardOrders,
 		"mcp-server":        runMcpServer,
 		"flood":             runFlood,
 		"secret-corpus":     runSecretCorpus,
@@ -389,6 +393,28 @@ func runAskDeny(f *fake, _ string) int {
 	}
 	fmt.Fprintln(out, `{"type":"result","subtype":"success","is_error":false,"num_turns":1}`)
 	return resultPerTurn()
+}
+
+func runGuardOrders(f *fake, _ string) int {
+	hook := func(id, call string) string {
+		return `{"type":"control_request","request_id":"` + id + `","request":{"subtype":"hook_callback","callback_id":"agentjq_guard","input":{"session_id":"s1","cwd":"/tmp","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"git push"},"tool_use_id":"` + call + `"},"tool_use_id":"` + call + `"}}`
+	}
+	perm := func(id, call string) string {
+		return `{"type":"control_request","request_id":"` + id + `","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"git push"},"tool_use_id":"` + call + `"}}`
+	}
+	f.readLine()
+	for _, step := range [][2]string{
+		{"ha", hook("ha", "toolu_a")}, {"pa", perm("pa", "toolu_a")},
+		{"pb", perm("pb", "toolu_b")}, {"hb", hook("hb", "toolu_b")},
+		{"pc", perm("pc", "toolu_c")},
+	} {
+		fmt.Fprintln(f.out, step[1])
+		if !f.waitResponse(step[0]) {
+			return 1
+		}
+	}
+	fmt.Fprintln(f.out, `{"type":"result","subtype":"success","is_error":false,"num_turns":1}`)
+	return f.resultPerTurn()
 }
 
 func runMcpServer(f *fake, _ string) int {

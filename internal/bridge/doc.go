@@ -1,0 +1,36 @@
+// Package bridge runs an agent CLI as a child process and carries a session
+// across it: turns in on the agent's stdin, events out on ours byte for
+// byte, every control request answered exactly once, the process tree owned
+// and shut down in stages, and one outcome computed at the end.
+//
+// It knows nothing of kong, the terminal or any policy: cmd/spawn.go builds
+// Options and wires in what decides (a Decider: approve's chain; a
+// GuardFunc: hooks' guard; Handlers: hosted hooks and MCP servers).
+//
+// The map. A line the agent writes, and a control request in it:
+//
+//	agent stdout
+//	  │ pump.go      readAgentStdout: chunks, classify (protocol.Scan), agentLine
+//	  │              ├─ proxy?    forward.go  forwarder.forwardAgentLine ─→ the client
+//	  │              ├─ too deep  deep.go     tooDeep: a request in it refused unread
+//	  │              ├─ result    turns.go    result: the turn ends
+//	  │              └─ any       session.go  tap (recording) · passOut ─→ out.go ─→ our stdout
+//	  ▼
+//	session.go   control: control_request → startAnswer (a goroutine each;
+//	  │          can_use_tool in arrival order), cancel → withdraw, response → ours
+//	  ▼
+//	answer.go    answer: by subtype
+//	  ├─ hook_callback  hosting.go  the guard (Options.Guard) first, then the user's hooks
+//	  ├─ can_use_tool   answer.go   canUseTool: Options.Approver.Decide, the default deny
+//	  └─ mcp_message    Options.Handlers (cmd: mcphost)
+//	  ▼
+//	session.go   event (the decision, to stdout and the tap) · writeAgent
+//	  ▼
+//	out.go       queueWriter over internal/asyncq ─→ the agent's stdin
+//
+// Around it: session.go runs the loop (Run, run, loop: input, signals,
+// timers, shutdown stages, outcome); turns.go counts turns in flight;
+// lifecycle.go passes a front end's signals to its sessions; gate.go holds
+// stdout while a prompt is open; profile.go and initmerge.go build the
+// agent's command line and initialize request.
+package bridge
