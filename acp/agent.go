@@ -14,7 +14,6 @@ package acp
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -190,7 +189,7 @@ func (a *Agent) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		if err := decode(req, &p); err != nil {
 			return nil, err
 		}
-		s, err := a.newSession(SessionConfig{ID: newID(), Cwd: p.Cwd, MCPServers: p.MCPServers})
+		s, err := a.newSession(SessionConfig{ID: protocol.NewUUID(), Cwd: p.Cwd, MCPServers: p.MCPServers})
 		if err != nil {
 			return nil, err
 		}
@@ -301,14 +300,6 @@ func (a *Agent) session(id string) (*session, error) {
 
 // idPattern: session ids are UUIDs, and name files in the record dir.
 var idPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
-
-func newID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
 
 func (a *Agent) newSession(cfg SessionConfig) (*session, error) {
 	if !filepath.IsAbs(cfg.Cwd) {
@@ -443,7 +434,7 @@ func (a *Agent) reopen(method string, p loadSessionRequest) (any, error) {
 		}
 	}
 	if method == "session/fork" {
-		cfg.ID = newID()
+		cfg.ID = protocol.NewUUID()
 		if cfg.Resume {
 			cfg.ForkOf = p.SessionID
 		}

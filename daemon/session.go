@@ -398,7 +398,7 @@ type controlAnswer struct {
 // running turn takes the message in rather than queueing it for a turn
 // of its own. It waits, bounded, for claude's answer.
 func (s *Session) steer(ctx context.Context, text string) (SteerResult, error) {
-	uuid := newUUID()
+	uuid := protocol.NewUUID()
 	line, _ := json.Marshal(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": text},
 		"parent_tool_use_id": nil, "session_id": "", "uuid": uuid})
 	if s.ended() {
@@ -434,15 +434,6 @@ func (s *Session) steer(ctx context.Context, text string) (SteerResult, error) {
 
 // steerWait bounds session.steer's wait for claude's answer.
 const steerWait = 30 * time.Second
-
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-}
 
 func (s *Session) control(subtype string, body map[string]any) error {
 	return s.controlWith(subtype, body, nil)
