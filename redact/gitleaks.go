@@ -109,6 +109,21 @@ func newGLEngine() *glEngine {
 	skip := GitleaksSkipped()
 	kwIndex := map[string]int{}
 	var keywords []string
+	// index is a keyword's place in the automaton, every per-keyword
+	// table grown with it.
+	index := func(k string) int {
+		n, ok := kwIndex[k]
+		if !ok {
+			n = len(keywords)
+			kwIndex[k] = n
+			keywords = append(keywords, k)
+			e.byKeyword = append(e.byKeyword, nil)
+			e.follow = append(e.follow, nil)
+			e.hintsByKw = append(e.hintsByKw, nil)
+			e.keyName = append(e.keyName, false)
+		}
+		return n
+	}
 	for _, r := range append(append([]glRule(nil), gitleaksRules...), agentjqRules...) {
 		if _, ok := skip[r.id]; ok && r.path != "" || r.regex == "" {
 			continue
@@ -121,14 +136,7 @@ func newGLEngine() *glEngine {
 		i := len(e.rules)
 		e.rules = append(e.rules, c)
 		for _, k := range r.keywords {
-			n, ok := kwIndex[k]
-			if !ok {
-				n = len(keywords)
-				kwIndex[k] = n
-				keywords = append(keywords, k)
-				e.byKeyword = append(e.byKeyword, nil)
-				e.follow = append(e.follow, nil)
-			}
+			n := index(k)
 			e.byKeyword[n] = append(e.byKeyword[n], i)
 			e.follow[n] = append(e.follow[n], followSet(r.regex, k, r.keywords...))
 		}
@@ -136,38 +144,18 @@ func newGLEngine() *glEngine {
 	for _, a := range gitleaksGlobalAllow {
 		e.global = append(e.global, compileAllow(a))
 	}
-	e.hintsByKw = make([][]anchoredHint, len(keywords))
 	for i, p := range builtinPatterns {
 		for _, x := range p.hints {
 			k := strings.ToLower(x)
-			n, ok := kwIndex[k]
-			if !ok {
-				n = len(keywords)
-				kwIndex[k] = n
-				keywords = append(keywords, k)
-				e.byKeyword = append(e.byKeyword, nil)
-				e.follow = append(e.follow, nil)
-				e.hintsByKw = append(e.hintsByKw, nil)
-			}
+			n := index(k)
 			// Only a case-insensitive pattern's lower-case hints match in
 			// any case.
 			fold := strings.HasPrefix(p.re.String(), "(?i)") && k == x
 			e.hintsByKw[n] = append(e.hintsByKw[n], anchoredHint{hint: x, fold: fold, next: p.next, also: p.also, pattern: 1 << uint(i)})
 		}
 	}
-	e.keyName = make([]bool, len(keywords))
 	for _, k := range keyNameKeywords {
-		n, ok := kwIndex[k]
-		if !ok {
-			n = len(keywords)
-			kwIndex[k] = n
-			keywords = append(keywords, k)
-			e.byKeyword = append(e.byKeyword, nil)
-			e.follow = append(e.follow, nil)
-			e.hintsByKw = append(e.hintsByKw, nil)
-			e.keyName = append(e.keyName, false)
-		}
-		e.keyName[n] = true
+		e.keyName[index(k)] = true
 	}
 	ac, err := ahocorasick.NewBuilder().AddStrings(keywords).Build()
 	if err != nil {
