@@ -178,8 +178,11 @@ func mainPage(app *kong.Application) []byte {
 			continue
 		}
 		body := c.Help
-		if hasPage(c.Name) {
+		switch {
+		case hasPage(c.Name):
 			body += " See agentjq-" + c.Name + "(1)."
+		case c.Name == "serve" || c.Name == "attach" || c.Name == "call":
+			body += " See agentjq-daemon(7)."
 		}
 		p.Item(roff.Bold("agentjq "+c.Name), body)
 	}
