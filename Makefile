@@ -32,7 +32,7 @@ CLAUDE_VERSION  ?= $(lastword $(CLAUDE_VERSIONS))
 claude_bin       = $(HOME)/.cache/agentjq/claude-$(1)/node_modules/.bin/claude
 CLAUDE_BIN       = $(call claude_bin,$(CLAUDE_VERSION))
 
-.PHONY: sandbox-deps node-clients all build install test test-short lint staticcheck gocyclo fuzz bench man protocol fixtures claude cli-schema cli-drift gitleaks-rules clean
+.PHONY: sandbox-deps node-clients all build install test test-short tour lint staticcheck gocyclo fuzz bench man protocol fixtures claude cli-schema cli-drift gitleaks-rules clean
 
 all: build
 
@@ -62,6 +62,11 @@ test: claude node-clients sandbox-deps
 		echo "live tests against claude $$v"; \
 		AGENTJQ_LIVE_CLAUDE=$(call claude_bin,$$v) $(GO) test -race -count=1 -timeout 40m -run '^TestLive' ./...; \
 	done
+
+# The README's tour, offline: a shell whose claude talks to the scripted
+# model (scripts/tour.sh).
+tour: claude sandbox-deps
+	./scripts/tour.sh
 
 test-short:
 	$(GO) test -short ./...
