@@ -142,6 +142,7 @@ func TestLiveSettingsCannotWidenPolicy(t *testing.T) {
 		{name: "local settings loaded", agentArgs: []string{"--", "--setting-sources", "user,project,local"}, hookRuns: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each has its own project, HOME and scripted API
 			var dir string
 			rules := writePolicy(t, "rules.json", `{"allow":["Edit(.claude/**)","Edit(**)","Bash(echo:*)","Bash(sleep:*)"]}`)
 			r := spawnLiveIn(t, func(d string) { dir = d; setup(d) }, "", append([]string{"--policy", rules, "-p", toolLines(
