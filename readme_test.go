@@ -96,12 +96,19 @@ func TestReadmeExamples(t *testing.T) {
 	}
 	work := livetest.Workdir(t)
 	root, _ := os.Getwd()
-	for _, d := range []string{"fixtures", "examples"} {
+	for _, d := range []string{"fixtures", "examples", "scripts"} {
 		if err := os.Symlink(filepath.Join(root, d), filepath.Join(work, d)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	env := livetest.Env(t, api.URL())
+	// scripts/tour.sh builds agentjq: with this go's caches, not the
+	// fresh HOME's.
+	for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOFLAGS", "GOTOOLCHAIN"} {
+		if v, err := exec.Command("go", "env", k).Output(); err == nil && len(bytes.TrimSpace(v)) > 0 {
+			env = append(env, k+"="+string(bytes.TrimSpace(v)))
+		}
+	}
 	for i, kv := range env {
 		if strings.HasPrefix(kv, "PATH=") {
 			env[i] = "PATH=" + bin + string(os.PathListSeparator) + strings.TrimPrefix(kv, "PATH=")

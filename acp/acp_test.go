@@ -176,11 +176,10 @@ func (c *client) prompt(t testing.TB, sid, text string) string {
 	return r.StopReason
 }
 
-// TestDeltaLatency: from the agent writing a text delta to the client
-// reading its agent_message_chunk, through the bridge and the mapper. The
-// median must stay under 1ms (checked with slack for a loaded machine; see
-// BenchmarkDeltaToChunk for the number).
-func TestDeltaLatency(t *testing.T) {
+// TestDeltaChunks: each text delta the agent writes reaches the client
+// as its own agent_message_chunk, once. How fast (target: under 1 ms
+// median) is BenchmarkDeltaToChunk: a benchmark figure, not a test.
+func TestDeltaChunks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs this test binary as the agent")
 	}
@@ -193,11 +192,6 @@ func TestDeltaLatency(t *testing.T) {
 	defer c.mu.Unlock()
 	if len(c.stamps) != 300 {
 		t.Fatalf("%d chunks, want 300 (the whole assistant block must not be sent again)", len(c.stamps))
-	}
-	med := median(c.stamps)
-	t.Logf("delta → chunk: median %s, p90 %s", med, percentile(c.stamps, 0.9))
-	if med > 5*time.Millisecond {
-		t.Errorf("median %s", med)
 	}
 }
 

@@ -6,9 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/agentjq/agentjq/internal/protocol"
+	names "github.com/agentjq/agentjq/internal/suggest"
 )
 
 // PolicyError is a policy file that cannot be used: agentjq reports it with
@@ -37,6 +41,8 @@ type RulesFile struct {
 	rules   []*rule
 	answers []answer
 	sandbox *sandboxKey
+
+	pointers []string // while parsing: each rule's JSON pointer
 }
 
 // answer is a scripted answer to AskUserQuestion.
@@ -51,7 +57,7 @@ type answer struct {
 var permissionKeys = map[string]bool{
 	"allow": true, "ask": true, "deny": true, "default": true, "answers": true, "message": true,
 	"defaultMode": true, "additionalDirectories": true, "disableBypassPermissionsMode": true,
-	"disableAutoMode": true, "sandbox": true,
+	"disableAutoMode": true, "sandbox": true, "tools": true,
 }
 
 // ParseRulesFile reads a rules file: a permissions block, or a Claude Code
@@ -92,6 +98,7 @@ func ParseRulesFile(name string, data []byte, home string) (*RulesFile, error) {
 		}
 	}
 	f := &RulesFile{Name: name, Default: protocol_deny}
+	var custom []string // the "tools" key: tool names of the policy's own
 	if raw, ok := top["sandbox"]; ok && base != "" {
 		// A Claude Code settings.json: its sandbox block stands beside
 		// the permissions.
@@ -110,7 +117,7 @@ func ParseRulesFile(name string, data []byte, home string) (*RulesFile, error) {
 		raw := block[k]
 		p := base + "/" + pointerEscape(k)
 		if !permissionKeys[k] && !strings.HasPrefix(k, "$") && !strings.HasPrefix(k, "//") && !strings.HasPrefix(k, "_") {
-			return nil, perr(p+"#key", "unknown key %q (a rules file has allow, ask, deny, default, answers, message, sandbox)", k)
+			return nil, perr(p+"#key", "unknown key %q (a rules file has allow, ask, deny, default, answers, message, sandbox, tools)", k)
 		}
 		switch k {
 		case "sandbox":
@@ -120,20 +127,15 @@ func ParseRulesFile(name string, data []byte, home string) (*RulesFile, error) {
 			l, c := lineCol(data, pos[p])
 			f.sandbox.pos = fmt.Sprintf("%s:%d:%d", name, l, c)
 		case "allow", "ask", "deny":
-			var list []string
-			if err := json.Unmarshal(raw, &list); err != nil {
-				return nil, perr(p, "%s must be an array of rule strings", k)
-			}
-			for i, text := range list {
-				ip := p + "/" + strconv.Itoa(i)
-				r, err := parseRule(text, k, home)
-				if err != nil {
-					return nil, perr(ip, "%v", err)
-				}
+			if err := f.addRules(raw, k, p, home, func(ip string) string {
 				l, c := lineCol(data, pos[ip])
-				r.pos = fmt.Sprintf("%s:%d:%d", name, l, c)
-				r.file = f
-				f.rules = append(f.rules, r)
+				return fmt.Sprintf("%s:%d:%d", name, l, c)
+			}, perr); err != nil {
+				return nil, err
+			}
+		case "tools":
+			if custom, err = parseToolsKey(raw, p, perr); err != nil {
+				return nil, err
 			}
 		case "default":
 			if err := json.Unmarshal(raw, &f.Default); err != nil || (f.Default != "deny" && f.Default != "ask") {
@@ -175,7 +177,72 @@ func ParseRulesFile(name string, data []byte, home string) (*RulesFile, error) {
 			}
 		}
 	}
+	if err := f.checkToolNames(custom, perr); err != nil {
+		return nil, err
+	}
 	return f, nil
+}
+
+// checkToolNames checks the tool of every rule (checkToolName), once the
+// whole file, its "tools" key too, is read.
+func (f *RulesFile) checkToolNames(custom []string, perr func(string, string, ...any) error) error {
+	defer func() { f.pointers = nil }()
+	for i, r := range f.rules {
+		if err := checkToolName(r, custom); err != nil {
+			return perr(f.pointers[i], "%v", err)
+		}
+	}
+	return nil
+}
+
+// addRules parses the rule strings of an allow, ask or deny array at JSON
+// pointer p; at gives a rule's file:line:column from its pointer.
+func (f *RulesFile) addRules(raw json.RawMessage, behavior, p, home string, at func(string) string, perr func(string, string, ...any) error) error {
+	var list []string
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return perr(p, "%s must be an array of rule strings", behavior)
+	}
+	for i, text := range list {
+		ip := p + "/" + strconv.Itoa(i)
+		r, err := parseRule(text, behavior, home)
+		if err != nil {
+			return perr(ip, "%v", err)
+		}
+		r.pos = at(ip)
+		r.file = f
+		f.rules = append(f.rules, r)
+		f.pointers = append(f.pointers, ip)
+	}
+	return nil
+}
+
+// parseToolsKey reads a rules file's "tools": the names of tools of the
+// policy's own, which its rules may name.
+func parseToolsKey(raw json.RawMessage, p string, perr func(string, string, ...any) error) ([]string, error) {
+	var custom []string
+	if err := json.Unmarshal(raw, &custom); err != nil {
+		return nil, perr(p, "tools must be an array of tool names (the tools of your own the rules name)")
+	}
+	for i, t := range custom {
+		if !isToolName(t) {
+			return nil, perr(p+"/"+strconv.Itoa(i), "%q is not a tool name (tool names start with a capital letter)", t)
+		}
+	}
+	return custom, nil
+}
+
+// checkToolName refuses a rule about a tool claude does not have, unless
+// the tool is an MCP one or the file lists it under "tools": a misspelt
+// name would otherwise match nothing, silently.
+func checkToolName(r *rule, custom []string) error {
+	if r.mcpServer != "" || protocol.KnownTool(r.tool) || slices.Contains(custom, r.tool) {
+		return nil
+	}
+	msg := fmt.Sprintf("rule %q: unknown tool %q", r.text, r.tool)
+	if s := names.Closest(r.tool, append(slices.Clone(protocol.ClaudeTools), custom...)); s != "" {
+		msg += fmt.Sprintf("; did you mean %s?", s)
+	}
+	return errors.New(msg + ` (a tool of your own: list it in "tools": ["` + r.tool + `"])`)
 }
 
 const protocol_deny = "deny"

@@ -11,7 +11,7 @@ import (
 	"github.com/agentjq/agentjq/internal/protocol"
 )
 
-func writePolicy(t *testing.T, name, text string) string {
+func writePolicy(t testing.TB, name, text string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {

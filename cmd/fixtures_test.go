@@ -566,6 +566,9 @@ func TestLiveFixtureCheck(t *testing.T) {
 	}
 	for _, sc := range readManifestOf(t, version) {
 		t.Run(sc.Name, func(t *testing.T) {
+			// Each scenario has its own scripted API, HOME and project:
+			// they run side by side.
+			t.Parallel()
 			api := apistub.Start(t)
 			ios, _, out, errb := iostreams.Test()
 			ios.Environ = livetest.Env(t, api.URL())

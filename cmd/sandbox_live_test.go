@@ -70,6 +70,7 @@ func gitRepo(t *testing.T, dir string) {
 }
 
 func TestLiveSandboxHoldsWhatRulesCannotList(t *testing.T) {
+	t.Parallel() // its sessions have their own projects, HOMEs and scripted APIs
 	hook := ".git/hooks/pre-commit"
 	for _, tc := range []struct {
 		name   string
@@ -117,6 +118,7 @@ func TestLiveSandboxHoldsWhatRulesCannotList(t *testing.T) {
 		}, calls: []string{bashCall("git send-pack ../remote.git main")}, target: "../remote.git/refs/heads/main", kind: "write", what: "object directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each has its own project, HOME and scripted API
 			r := spawnLiveIn(t, func(dir string) {
 				gitRepo(t, dir)
 				if tc.setup != nil {
@@ -142,6 +144,7 @@ func TestLiveSandboxHoldsWhatRulesCannotList(t *testing.T) {
 // listener on the machine (the sandbox's network reaches no loopback
 // either).
 func TestLiveSandboxHoldsDeniedReads(t *testing.T) {
+	t.Parallel() // its sessions have their own projects, HOMEs and scripted APIs
 	var hits atomic.Int32
 	var got atomic.Value
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -174,6 +177,7 @@ func TestLiveSandboxHoldsDeniedReads(t *testing.T) {
 // project, a commit with a heredoc message, go build and go test, npm
 // test of a local package, python's unittest.
 func TestLiveSandboxOrdinaryWork(t *testing.T) {
+	t.Parallel() // its sessions have their own projects, HOMEs and scripted APIs
 	setup := func(dir string) {
 		gitRepo(t, dir)
 		os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module x\n\ngo 1.21\n"), 0o644)

@@ -237,7 +237,6 @@ func TestLiveSIGINTDuringSleep(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	start := time.Now()
 	cmd.Process.Signal(syscall.SIGINT)
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
@@ -246,9 +245,6 @@ func TestLiveSIGINTDuringSleep(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		cmd.Process.Kill()
 		t.Fatal("agentjq did not stop within 20s of SIGINT")
-	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("took %s after SIGINT", d)
 	}
 	if code := cmd.ProcessState.ExitCode(); code != protocol.ExitInterrupted {
 		t.Errorf("exit %d, want 130; stderr %s", code, errb.String())

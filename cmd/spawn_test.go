@@ -168,7 +168,6 @@ func TestSpawnSignals(t *testing.T) {
 				t.Fatalf("%s: the agent never read the turn", c.scenario)
 			}
 		}
-		start := time.Now()
 		for i := 0; i < c.sigints; i++ {
 			cmd.Process.Signal(syscall.SIGINT)
 			// Presses of Ctrl-C, a person's pace apart: the spacing is
@@ -186,9 +185,6 @@ func TestSpawnSignals(t *testing.T) {
 		}
 		if code := cmd.ProcessState.ExitCode(); code != 130 {
 			t.Errorf("%s: exit %d, want 130; stderr %s", c.scenario, code, errb.String())
-		}
-		if d := time.Since(start); d > 5*time.Second {
-			t.Errorf("%s: took %s to stop", c.scenario, d)
 		}
 		if strings.Contains(out.String(), `"outcome":"interrupted"`) == false {
 			t.Errorf("%s: no interrupted exit event: %s", c.scenario, out.String())

@@ -166,10 +166,14 @@ func TestSpawnApproverNonAnswerDenies(t *testing.T) {
 // The real CLI, with an approver slower than --idle-timeout: the
 // approver's registration of agentjq's hook holds stdin open until the
 // agent has been quiet a moment, which the idle check must not postpone
-// for ever (it did: the session then hung after its result).
+// for ever (it did: the session then hung after its result). The idle
+// timeout is longer than the CLI is ever quiet on its own, on a loaded
+// machine too (with 1s, its start-up alone stalled the session there), and
+// the approver takes longer than the timeout: a session that counted the
+// approver's time as the agent's silence would stall.
 func TestLiveSpawnIdleTimeoutWithApprover(t *testing.T) {
-	approver := approverScript(t, `  sleep 2; printf '{"request_id":"%s","behavior":"allow"}\n' "$id"`)
-	r := spawnLive(t, "", "--approver", approver, "--idle-timeout", "1s", "-p", "please WRITE banana")
+	approver := approverScript(t, `  sleep 12; printf '{"request_id":"%s","behavior":"allow"}\n' "$id"`)
+	r := spawnLive(t, "", "--approver", approver, "--idle-timeout", "10s", "-p", "please WRITE banana")
 	if r.code != 0 || r.exit.Outcome != protocol.OutcomeSuccess {
 		t.Fatalf("exit %d, outcome %s; want 0, success", r.code, r.exit.Outcome)
 	}

@@ -2,11 +2,11 @@ package daemon
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"runtime"
 	"slices"
 	"sort"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,40 +15,32 @@ import (
 
 // tickerServer runs the fake agent's ticker scenario: N time-stamped
 // assistant lines EVERY apart.
-func tickerServer(t *testing.T, scenario string) *Server {
+func tickerServer(tb testing.TB, scenario string) *Server {
 	if testing.Short() {
-		t.Skip("-short")
+		tb.Skip("-short")
 	}
 	self, _ := os.Executable()
-	return offlineServer(t, Options{AgentBin: self, Env: append(os.Environ(), fakeagent.Scenario+"="+scenario)})
+	return offlineServer(tb, Options{AgentBin: self, Env: append(os.Environ(), fakeagent.Scenario+"="+scenario)})
 }
 
-// Event delivery latency, from the agent writing a line to a client
-// holding its agent.line event (through the bridge, the recording's
-// synchronous write, and the socket): the median must stay under 2 ms.
-func TestDeliveryLatency(t *testing.T) {
-	const n = 2000
-	srv := tickerServer(t, "ticker:2000:500us")
-	c := connectWith(t, srv, true, &traffic{off: true})
+// deliveryLatencies runs a ticker of n time-stamped agent lines under a
+// daemon session and returns, for each agent.line event a client got, the
+// time from the agent writing the line to the client holding the event
+// (through the bridge, the recording's synchronous write, and the socket).
+func deliveryLatencies(tb testing.TB, n int) []time.Duration {
+	srv := tickerServer(tb, fmt.Sprintf("ticker:%d:500us", n))
+	c := connectWith(tb, srv, true, &traffic{off: true})
 	c.hello(srv.Token())
-	var mu sync.Mutex
-	var lat []time.Duration
-	done := make(chan struct{})
-	wd := t.TempDir()
+	wd := tb.TempDir()
 	var cr CreateResult
 	c.must("session.create", CreateParams{Workdir: wd}, &cr)
 	zero := int64(0)
 	c.must("session.subscribe", SubscribeParams{SessionID: cr.SessionID, AfterSeq: &zero, Kinds: []string{"agent.line", "turn.done"}}, nil)
-	go func() {
-		for {
-			c.waitFor("events", 60*time.Second, func() bool { return hasKind(c.events[cr.SessionID], "turn.done", 1) })
-			close(done)
-			return
-		}
-	}()
 	c.must("session.prompt", PromptParams{SessionID: cr.SessionID, Text: "go"}, nil)
-	<-done
+	c.waitFor("turn.done", 60*time.Second, func() bool { return hasKind(c.events[cr.SessionID], "turn.done", 1) })
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	var lat []time.Duration
 	for _, e := range c.events[cr.SessionID] {
 		if e.Kind != "agent.line" {
 			continue
@@ -62,31 +54,58 @@ func TestDeliveryLatency(t *testing.T) {
 			lat = append(lat, e.receivedAt.Sub(time.Unix(0, p.Line.T)))
 		}
 	}
-	c.mu.Unlock()
-	mu.Lock()
-	defer mu.Unlock()
-	if len(lat) != n {
+	return lat
+}
+
+// Every line the agent writes reaches a subscribed client as its own
+// agent.line event, before turn.done. (How fast is BenchmarkDeliveryLatency:
+// the target, under 2 ms median, is a benchmark figure, not a test.)
+func TestDeliveryEveryLine(t *testing.T) {
+	const n = 2000
+	if lat := deliveryLatencies(t, n); len(lat) != n {
 		t.Fatalf("%d stamped lines received, want %d", len(lat), n)
-	}
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	med, p99 := lat[len(lat)/2], lat[len(lat)*99/100]
-	t.Logf("agent line -> client: median %v, p99 %v, max %v (%d lines)", med, p99, lat[len(lat)-1], len(lat))
-	if med > 2*time.Millisecond {
-		t.Errorf("median delivery latency %v, want under 2ms", med)
 	}
 }
 
-// 1,000 agent lines a second (2,000 events: agent.line and message.done)
-// to 10 clients for 8 s: every client gets every event, and the daemon's
-// heap stays flat (no growth with the number of events sent).
-func TestTenClientsFlatMemory(t *testing.T) {
-	srv := tickerServer(t, "ticker:8000:1ms")
+// BenchmarkDeliveryLatency reports the median and p99 time from the agent
+// writing a line to a client holding its agent.line event (target: under
+// 2 ms median; BENCHMARKS.md).
+func BenchmarkDeliveryLatency(b *testing.B) {
+	const n = 2000
+	var all []time.Duration
+	for range b.N {
+		lat := deliveryLatencies(b, n)
+		if len(lat) != n {
+			b.Fatalf("%d stamped lines received, want %d", len(lat), n)
+		}
+		all = append(all, lat...)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	b.ReportMetric(float64(all[len(all)/2].Microseconds()), "median-µs")
+	b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
+	b.ReportMetric(float64(all[len(all)-1].Microseconds()), "max-µs")
+}
+
+// tenClients is one run of agent lines 1 ms apart (two events each:
+// agent.line and message.done) to 10 clients.
+type tenClients struct {
+	sent     int64         // the session's last seq
+	got      []int         // events each client received
+	elapsed  time.Duration // prompt to turn.done
+	heaps    []uint64      // the daemon's heap in use, each second of the run
+	heapDone uint64        // and once every client had every event
+}
+
+// runTenClients runs lines agent lines; with measure, it samples the
+// daemon's heap each second (a collection each time: for the benchmark).
+func runTenClients(tb testing.TB, lines int, measure bool) tenClients {
+	srv := tickerServer(tb, fmt.Sprintf("ticker:%d:1ms", lines))
 	clients := make([]*testClient, 10)
 	for i := range clients {
-		clients[i] = connectWith(t, srv, true, &traffic{off: true})
+		clients[i] = connectWith(tb, srv, true, &traffic{off: true})
 		clients[i].hello(srv.Token())
 	}
-	wd := t.TempDir()
+	wd := tb.TempDir()
 	var cr CreateResult
 	clients[0].must("session.create", CreateParams{Workdir: wd}, &cr)
 	sid := cr.SessionID
@@ -95,7 +114,7 @@ func TestTenClientsFlatMemory(t *testing.T) {
 		c.must("session.subscribe", SubscribeParams{SessionID: sid, AfterSeq: &zero}, nil)
 	}
 	clients[0].must("session.prompt", PromptParams{SessionID: sid, Text: "go"}, nil)
-	var heaps []uint64
+	var r tenClients
 	start := time.Now()
 	for !hasKindLocked(clients[0], sid, "turn.done") {
 		time.Sleep(time.Second)
@@ -111,48 +130,68 @@ func TestTenClientsFlatMemory(t *testing.T) {
 			c.events[sid] = c.events[sid][:0:0]
 			c.mu.Unlock()
 		}
-		runtime.GC()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		heaps = append(heaps, ms.HeapInuse)
+		if measure {
+			runtime.GC()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			r.heaps = append(r.heaps, ms.HeapInuse)
+		}
 		if time.Since(start) > 60*time.Second {
-			t.Fatal("the ticker did not finish")
+			tb.Fatal("the ticker did not finish")
 		}
 	}
-	elapsed := time.Since(start)
+	r.elapsed = time.Since(start)
 	s, _ := srv.session(sid)
-	for i, c := range clients {
+	r.sent = s.lastSeq()
+	for _, c := range clients {
 		c.waitFor("all events", 10*time.Second, func() bool {
 			n := len(c.events[sid])
 			return (n > 0 && c.events[sid][n-1].Seq >= s.lastSeq()) || c.lastSeq >= s.lastSeq()
 		})
 		c.mu.Lock()
-		total := c.counts + len(c.events[sid])
-		c.mu.Unlock()
-		if int64(total) != s.lastSeq() {
-			t.Errorf("client %d got %d events, the session has %d", i, total, s.lastSeq())
-		}
-	}
-	// Once every client has every event (and the test has dropped its
-	// own copies), what the daemon holds must be what it held at the
-	// start: a leak keeps what it sent. During the run the heap may rise:
-	// a client that falls behind on a busy machine (the race detector,
-	// other packages' tests beside this one) fills its bounded queue,
-	// which drains again.
-	for _, c := range clients {
-		c.mu.Lock()
+		r.got = append(r.got, c.counts+len(c.events[sid]))
 		c.events[sid] = c.events[sid][:0:0]
 		c.mu.Unlock()
 	}
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	t.Logf("%d events in %v to 10 clients (%.0f events/s per client); heap in use each second (MiB): %v, after: %d",
-		s.lastSeq(), elapsed.Round(time.Millisecond), float64(s.lastSeq())/elapsed.Seconds(), mib(heaps), ms.HeapInuse>>20)
-	if len(heaps) >= 2 {
-		if early := slices.Min(heaps[:2]); ms.HeapInuse > early+16<<20 {
-			t.Errorf("heap grew from %d MiB to %d MiB once every client had every event", early>>20, ms.HeapInuse>>20)
+	r.heapDone = ms.HeapInuse
+	return r
+}
+
+// 2,000 agent lines 1 ms apart to 10 clients: every client gets every
+// event. (The rate 10 clients keep up with, over 8,000 lines, and what
+// the daemon's heap does meanwhile are BenchmarkTenClients: a benchmark,
+// not a test.)
+func TestTenClientsGetEveryEvent(t *testing.T) {
+	r := runTenClients(t, 2000, false)
+	for i, got := range r.got {
+		if int64(got) != r.sent {
+			t.Errorf("client %d got %d events, the session has %d", i, got, r.sent)
 		}
+	}
+}
+
+// BenchmarkTenClients reports the events per second each of 10 clients
+// got, and the daemon's heap growth once every client had every event
+// (what the daemon holds then must be what it held at the start: a leak
+// keeps what it sent; target: flat, BENCHMARKS.md).
+func BenchmarkTenClients(b *testing.B) {
+	for range b.N {
+		r := runTenClients(b, 8000, true)
+		for i, got := range r.got {
+			if int64(got) != r.sent {
+				b.Fatalf("client %d got %d events, the session has %d", i, got, r.sent)
+			}
+		}
+		early := r.heapDone
+		if len(r.heaps) >= 2 {
+			early = slices.Min(r.heaps[:2])
+		}
+		b.Logf("heap in use each second (MiB): %v, after: %d", mib(r.heaps), r.heapDone>>20)
+		b.ReportMetric(float64(r.sent)/r.elapsed.Seconds(), "events/s/client")
+		b.ReportMetric((float64(r.heapDone)-float64(early))/(1<<20), "heap-growth-MiB")
 	}
 }
 

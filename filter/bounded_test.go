@@ -3,28 +3,36 @@ package filter
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
-// liveHeapWriter counts what is written and, at every write, measures the
-// live heap: what the engine holds while its output is on the way.
+// liveHeapWriter counts what is written and, if measure, at every write
+// measures the live heap: what the engine holds while its output is on
+// the way (a figure for the benchmarks, not the tests).
 type liveHeapWriter struct {
 	n, lines int
+	measure  bool
 	maxLive  uint64
+	maxWrite int
 	check    func(line []byte) // called on each complete line, in order
 	partial  []byte
 }
 
 func (w *liveHeapWriter) Write(p []byte) (int, error) {
 	w.n += len(p)
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	w.maxLive = max(w.maxLive, ms.HeapAlloc)
+	w.maxWrite = max(w.maxWrite, len(p))
+	if w.measure {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		w.maxLive = max(w.maxLive, ms.HeapAlloc)
+	}
 	if w.check != nil {
 		data := append(w.partial, p...)
 		for {
@@ -60,28 +68,54 @@ func baseHeap() uint64 {
 	return ms.HeapAlloc
 }
 
+// manyOutputModes are the engine's modes over one input with many
+// outputs; N stands for the count.
+var manyOutputModes = []struct {
+	name, stdin string
+	args        []string
+	workers     int
+}{
+	{"stream, 2 workers", "1\n", []string{"range(N)"}, 2},
+	{"stream, 1 worker", "1\n", []string{"range(N)"}, 1},
+	{"sequential", "1\n", []string{"input_line_number as $l | range(N)"}, 2},
+	{"null input", "", []string{"-n", "range(N)"}, 2},
+}
+
+func manyOutputsOptions(tb testing.TB, args []string, workers int, n string) *Options {
+	tb.Helper()
+	var a []string
+	for _, s := range args {
+		a = append(a, strings.ReplaceAll(s, "N", n))
+	}
+	o, err := ParseArgs(a)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	o.Workers = workers
+	return o
+}
+
+// failingWriter takes one write, then fails as a closed pipe does.
+type failingWriter struct{ writes int }
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if w.writes++; w.writes > 1 {
+		return 0, errors.New("the reader is gone")
+	}
+	return len(p), nil
+}
+
 // One input with many outputs: they are written as they come, in every
 // mode, so the engine never holds them all (range(3e7) on one line used
-// to hold 1 GB).
+// to hold 1 GB). All 2,000,000 arrive in order; and range(1e15), whose
+// outputs no engine could hold, ends with the write error once its reader
+// is gone (an engine that held its outputs would never write). What the
+// engine holds meanwhile is BenchmarkManyOutputsHeap.
 func TestManyOutputsOfOneInputAreStreamed(t *testing.T) {
 	skipLargeIfShort(t)
 	const n = 2_000_000 // about 15 MB of output
-	for _, mode := range []struct {
-		name, stdin string
-		args        []string
-		workers     int
-	}{
-		{"stream, 2 workers", "1\n", []string{"range(2000000)"}, 2},
-		{"stream, 1 worker", "1\n", []string{"range(2000000)"}, 1},
-		{"sequential", "1\n", []string{"input_line_number as $l | range(2000000)"}, 2},
-		{"null input", "", []string{"-n", "range(2000000)"}, 2},
-	} {
+	for _, mode := range manyOutputModes {
 		t.Run(mode.name, func(t *testing.T) {
-			o, err := ParseArgs(mode.args)
-			if err != nil {
-				t.Fatal(err)
-			}
-			o.Workers = mode.workers
 			next := 0
 			w := &liveHeapWriter{check: func(line []byte) {
 				if want := fmt.Sprint(next); string(line) != want {
@@ -89,17 +123,40 @@ func TestManyOutputsOfOneInputAreStreamed(t *testing.T) {
 				}
 				next++
 			}}
-			base := baseHeap()
-			if err := Run(context.Background(), strings.NewReader(mode.stdin), w, io.Discard, o); err != nil {
+			if err := Run(context.Background(), strings.NewReader(mode.stdin), w, io.Discard, manyOutputsOptions(t, mode.args, mode.workers, "2000000")); err != nil {
 				t.Fatal(err)
 			}
 			if w.lines != n {
 				t.Fatalf("%d outputs, want %d", w.lines, n)
 			}
-			// The output is 15 MB; what the engine holds is a few pieces.
-			if held := int64(w.maxLive) - int64(base); held > 4<<20 {
-				t.Errorf("the live heap grew by %d bytes while writing %d bytes", held, w.n)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			err := Run(ctx, strings.NewReader(mode.stdin), &failingWriter{}, io.Discard, manyOutputsOptions(t, mode.args, mode.workers, "1e15"))
+			if err == nil || !strings.Contains(err.Error(), "the reader is gone") {
+				t.Errorf("range(1e15) to a reader that left: %v, want the write error", err)
 			}
+		})
+	}
+}
+
+// BenchmarkManyOutputsHeap reports how much the live heap grows while the
+// engine writes range(2000000) (15 MB), in each mode (target: a few
+// pieces, under 4 MiB).
+//
+//	go test ./filter -run '^$' -bench 'Heap$' -benchtime 1x
+func BenchmarkManyOutputsHeap(b *testing.B) {
+	for _, mode := range manyOutputModes {
+		b.Run(mode.name, func(b *testing.B) {
+			var held int64
+			for range b.N {
+				w := &liveHeapWriter{measure: true}
+				base := baseHeap()
+				if err := Run(context.Background(), strings.NewReader(mode.stdin), w, io.Discard, manyOutputsOptions(b, mode.args, mode.workers, "2000000")); err != nil {
+					b.Fatal(err)
+				}
+				held = max(held, int64(w.maxLive)-int64(base))
+			}
+			b.ReportMetric(float64(held)/(1<<20), "held-MiB")
 		})
 	}
 }
@@ -240,21 +297,38 @@ func sortStrings(a []string) {
 }
 
 // A single value with a lot of text is handed on in pieces too: 2000
-// levels indented by 7 are 28 MB of spaces.
+// levels indented by 7 are 28 MB of spaces, and no write holds more than
+// 1 MiB of them. (What the engine holds meanwhile: BenchmarkHugeValueHeap.)
 func TestHugeValueIsStreamed(t *testing.T) {
-	o, err := ParseArgs([]string{"-n", "--indent", "7", "reduce range(2000) as $i (0; [.])"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := &liveHeapWriter{}
-	base := baseHeap()
-	if err := Run(context.Background(), strings.NewReader(""), w, io.Discard, o); err != nil {
-		t.Fatal(err)
-	}
+	w := hugeValue(t, false)
 	if w.n < 28e6 {
 		t.Fatalf("only %d bytes", w.n)
 	}
-	if held := int64(w.maxLive) - int64(base); held > 4<<20 {
-		t.Errorf("the live heap grew by %d bytes while writing %d bytes", held, w.n)
+	if w.maxWrite > 1<<20 {
+		t.Errorf("a write of %d bytes: the value was not handed on in pieces", w.maxWrite)
 	}
+}
+
+func hugeValue(tb testing.TB, measure bool) *liveHeapWriter {
+	o, err := ParseArgs([]string{"-n", "--indent", "7", "reduce range(2000) as $i (0; [.])"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w := &liveHeapWriter{measure: measure}
+	if err := Run(context.Background(), strings.NewReader(""), w, io.Discard, o); err != nil {
+		tb.Fatal(err)
+	}
+	return w
+}
+
+// BenchmarkHugeValueHeap reports how much the live heap grows while the
+// engine writes one 28 MB value (target: under 4 MiB).
+func BenchmarkHugeValueHeap(b *testing.B) {
+	var held int64
+	for range b.N {
+		base := baseHeap()
+		w := hugeValue(b, true)
+		held = max(held, int64(w.maxLive)-int64(base))
+	}
+	b.ReportMetric(float64(held)/(1<<20), "held-MiB")
 }

@@ -6,6 +6,9 @@ import (
 	"strings"
 
 	"github.com/itchyny/gojq"
+
+	"github.com/agentjq/agentjq/filter/agentlib"
+	"github.com/agentjq/agentjq/internal/suggest"
 )
 
 // Exit statuses, as jq's.
@@ -61,6 +64,7 @@ func compileError(program, name string, err error) error {
 	var b strings.Builder
 	b.WriteString("compile error: ")
 	b.WriteString(err.Error())
+	b.WriteString(didYouMean(err.Error()))
 	offset := -1
 	var pe *gojq.ParseError
 	if errors.As(err, &pe) {
@@ -76,6 +80,27 @@ func compileError(program, name string, err error) error {
 		b.WriteString(caret(program, name, offset))
 	}
 	return &Error{Code: ExitCompile, Err: errors.New(strings.TrimRight(b.String(), "\n"))}
+}
+
+// didYouMean names the agentlib helper nearest to the function a
+// "function not defined: foo/1" error is about, if one is near.
+func didYouMean(msg string) string {
+	_, what, ok := strings.Cut(msg, "function not defined: ")
+	if !ok {
+		return ""
+	}
+	if i := strings.LastIndexByte(what, '/'); i > 0 {
+		what = what[:i]
+	}
+	var helpers []string
+	for _, d := range agentlib.Docs {
+		name, _, _ := strings.Cut(d.Name, "/")
+		helpers = append(helpers, name)
+	}
+	if s := suggest.Closest(what, helpers); s != "" {
+		return " (did you mean " + s + "? agentjq filter --help lists the agent definitions)"
+	}
+	return ""
 }
 
 // locateCompileError finds the name a compile error is about ("function

@@ -130,6 +130,7 @@ func TestRun(t *testing.T) {
 		{"try catch", []string{`try error("boom") catch .`}, "1\n", "\"boom\"\n", "", 0},
 		{"compile error caret", []string{".a | )"}, "", "", "compile error: unexpected token \")\"\n    .a | )\n         ^\n", 3},
 		{"undefined function caret", []string{"1 | nope(2)"}, "", "", "compile error: function not defined: nope/1\n    1 | nope(2)\n        ^\n", 3},
+		{"misspelt agentlib helper", []string{"-n", "1 | assitant_text"}, "", "", "compile error: function not defined: assitant_text/0 (did you mean assistant_text? agentjq filter --help lists the agent definitions)\n    1 | assitant_text\n        ^\n", 3},
 		{"agentlib is in every program", []string{"-r", "assistant_text"},
 			`{"type":"assistant","message":{"content":[{"type":"text","text":"hi"}]}}` + "\n" + `{"type":"user"}`, "hi\n", "", 0},
 		{"color", []string{"-C", ".a"}, `{"a":null}`, "\x1b[1;30mnull\x1b[0m\n", "", 0},

@@ -30,10 +30,26 @@ func Files() []string {
 	return out
 }
 
+// Aliases maps each subcommand without a page of its own to the page that
+// documents it: serve, attach and call are the daemon's, agentjq(1) has
+// the rest.
+var Aliases = map[string]string{
+	"serve":      "agentjq-daemon.7",
+	"attach":     "agentjq-daemon.7",
+	"call":       "agentjq-daemon.7",
+	"man":        "agentjq.1",
+	"completion": "agentjq.1",
+	"version":    "agentjq.1",
+}
+
 // Names maps each short name a person types (spawn, policy, protocol,
-// agentjq) to its page file, for `agentjq man NAME` and completion.
+// agentjq, and the Aliases) to its page file, for `agentjq man NAME` and
+// completion.
 func Names() map[string]string {
 	m := map[string]string{}
+	for a, f := range Aliases {
+		m[a] = f
+	}
 	for _, f := range Files() {
 		base := f[:strings.LastIndexByte(f, '.')]
 		m[base] = f

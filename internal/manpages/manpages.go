@@ -178,8 +178,11 @@ func mainPage(app *kong.Application) []byte {
 			continue
 		}
 		body := c.Help
-		if hasPage(c.Name) {
+		switch {
+		case hasPage(c.Name):
 			body += " See agentjq-" + c.Name + "(1)."
+		case c.Name == "serve" || c.Name == "attach" || c.Name == "call":
+			body += " See agentjq-daemon(7)."
 		}
 		p.Item(roff.Bold("agentjq "+c.Name), body)
 	}
@@ -528,7 +531,7 @@ func protocolPage() *roff.Page {
 	p.Item(roff.Bold("{} (no opinion)"), "the CLI's own permission flow goes on: it runs the call or asks with can_use_tool as it would have.")
 	p.Item(roff.Bold("an error response, or a decision it does not know"), "the hook counts as failed and the call runs (checked live with subtype error and with permissionDecision \"DENY\"): agentjq answers its own hook with a decision every time, a deny when anything goes wrong.")
 	p.Para("agentjq answers from the rules files and jq policies: their deny becomes deny; an undecided call or an ask becomes ask, and the can_use_tool that follows goes to the approver, the terminal or the default, without asking the policies again; their allow becomes no opinion, and a can_use_tool that still follows is decided by the whole chain again. An allow that rewrites the input becomes ask, since only a permission answer carries updatedInput. The user's --hook PreToolUse commands are not registered on their own but run inside agentjq's hook, first and in the order given (see agentjq-policy(5) for how their answers combine). The hook is registered with a timeout longer than agentjq can take, and stdin stays open to the end of the session, since a hook the CLI cannot get an answer for lets the call run.")
-	p.Para("Each answer of the hook that decides (deny or allow) is reported as a decision event with via hook; an ask is not, so that an asked call has one decision event, via permission, from its can_use_tool. A call the policies allow and the CLI then asks about anyway (a Write in default mode) has two allow events, one per path, with the same tool_use_id. A deny at the hook and the CLI's permission_denials name the same tool_use_id and count as one denial. agentjq's part of the hook round trip (the callback read, the chain, the answer written) took a median of 0.2 ms a call live; see TestLiveGuardLatency.")
+	p.Para("Each answer of the hook that decides (deny or allow) is reported as a decision event with via hook; an ask is not, so that an asked call has one decision event, via permission, from its can_use_tool. A call the policies allow and the CLI then asks about anyway (a Write in default mode) has two allow events, one per path, with the same tool_use_id. A deny at the hook and the CLI's permission_denials name the same tool_use_id and count as one denial. agentjq's part of the hook round trip (the callback read, the chain, the answer written) took a median of 0.35 ms a call live; see BenchmarkLiveGuard in BENCHMARKS.md.")
 	p.Section("SETTING SOURCES")
 	p.Para("spawn runs claude with --setting-sources user unless the agent arguments after -- name --setting-sources themselves. The user's ~/.claude/settings.json loads; the project's .claude/settings.json and the local .claude/settings.local.json do not. Those live in the working directory, which the agent (or the repository it was handed) can write, and the CLI reloads them mid-session: a command hook or an env entry (BASH_ENV) there runs code no policy judges, and an allow rule there skips the permission request. With agentjq's hook registered an allow rule can no longer skip the chain, but hooks and env would still run, hence the default. The project's CLAUDE.md is not loaded either (it belongs to the project source). Pass -- --setting-sources user,project to load them, at that risk.")
 	p.Section("OUTCOMES")

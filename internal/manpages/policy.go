@@ -254,6 +254,15 @@ project's .claude/settings.json can be used as it is.
 :   scripted answers to AskUserQuestion: question text or header (or "*")
     to an option label, or "@first" for the first option.
 
+**tools**
+:   the names of tools of your own (a claude with a tool the checked CLI
+    versions do not list) that the rules may name. A rule about any other
+    tool claude does not have is an error with the file, line and column and
+    the nearest known name, since a misspelt name (**Bassh(rm:*)**) would
+    match nothing: the built-in tools of the checked versions' init lines,
+    their older names (Glob, Grep, LS, MultiEdit, NotebookRead, TodoWrite,
+    ...), and mcp__ names are accepted without it.
+
 Other keys of a Claude Code permissions block (defaultMode,
 additionalDirectories, ...) are accepted and ignored; any other key is an
 error. A key "//" holds a comment.

@@ -3,12 +3,17 @@
 //
 //	go run ./internal/testkit/apistub/cmd/apistub -addr 127.0.0.1:8765 -log
 //	ANTHROPIC_BASE_URL=http://127.0.0.1:8765 ANTHROPIC_API_KEY=x claude ...
+//
+// scripts/tour.sh (make tour) runs it for the README's tour with -addr
+// 127.0.0.1:0 and -exit-on-eof, so that it ends with the script however
+// the script ends.
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -22,6 +27,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:8765", "loopback address to listen on")
 	logReq := flag.Bool("log", false, "print each request's method, path and size on stderr")
 	dump := flag.String("dump", "", "write each request body to DIR/NNN.json")
+	exitOnEOF := flag.Bool("exit-on-eof", false, "exit when stdin reaches its end (the process that started it holds the other end)")
 	flag.Parse()
 	s, err := apistub.Listen(*addr)
 	if err != nil {
@@ -31,6 +37,12 @@ func main() {
 	fmt.Fprintln(os.Stderr, "apistub: serving on", s.URL())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *exitOnEOF {
+		go func() {
+			_, _ = io.Copy(io.Discard, os.Stdin)
+			stop()
+		}()
+	}
 	seen := 0
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
