@@ -153,7 +153,7 @@ func (r acpReport) chunks(kind string) (n int, text string) {
 	return n, text
 }
 
-func TestACPLiveHello(t *testing.T) {
+func TestLiveACPHello(t *testing.T) {
 	w := newACPWorld(t)
 	r := w.run("hello", nil)
 	var init struct {
@@ -179,9 +179,9 @@ func TestACPLiveHello(t *testing.T) {
 	}
 }
 
-// TestACPLiveWrites: the policy allows one Write; the others it leaves to
+// TestLiveACPWrites: the policy allows one Write; the others it leaves to
 // the editor, which answers allow_once and reject_once.
-func TestACPLiveWrites(t *testing.T) {
+func TestLiveACPWrites(t *testing.T) {
 	w := newACPWorld(t)
 	policy := filepath.Join(t.TempDir(), "policy.json")
 	os.WriteFile(policy, []byte(`{"allow": ["Write(apple.txt)"], "default": "ask"}`), 0o644)
@@ -261,9 +261,9 @@ func sleepLeft() bool {
 	return false
 }
 
-// TestACPLiveCancel: session/cancel while the allowed sleep runs ends the
+// TestLiveACPCancel: session/cancel while the allowed sleep runs ends the
 // turn with stopReason cancelled and leaves no process behind.
-func TestACPLiveCancel(t *testing.T) {
+func TestLiveACPCancel(t *testing.T) {
 	w := newACPWorld(t)
 	start := time.Now()
 	r := w.run("cancel", map[string]string{"ACP_PROMPT": sleepPrompt, "ACP_ANSWERS": "allow_once"})
@@ -288,10 +288,10 @@ func TestACPLiveCancel(t *testing.T) {
 	}
 }
 
-// TestACPLiveCancelPending: session/cancel while request_permission is
+// TestLiveACPCancelPending: session/cancel while request_permission is
 // open: the request is answered cancelled, the turn ends cancelled and
 // the tool never runs.
-func TestACPLiveCancelPending(t *testing.T) {
+func TestLiveACPCancelPending(t *testing.T) {
 	w := newACPWorld(t)
 	r := w.run("cancel-pending", map[string]string{"ACP_PROMPT": "TOOL Bash {\"command\":\"touch {{cwd}}/never.txt\"}", "ACP_ANSWERS": "wait"})
 	if got := r.stopReason(t, "prompt"); got != "cancelled" {
@@ -316,9 +316,9 @@ func TestACPLiveCancelPending(t *testing.T) {
 	}
 }
 
-// TestACPLiveSetMode: set_mode reaches the agent and is reported back;
+// TestLiveACPSetMode: set_mode reaches the agent and is reported back;
 // bypassPermissions is refused unless enabled.
-func TestACPLiveSetMode(t *testing.T) {
+func TestLiveACPSetMode(t *testing.T) {
 	w := newACPWorld(t)
 	r := w.run("mode", nil)
 	if _, ok := r.Results["set_mode"]; !ok {
@@ -351,9 +351,9 @@ func TestACPLiveSetMode(t *testing.T) {
 	}
 }
 
-// TestACPLiveModelError: an API error ends the prompt with an error
+// TestLiveACPModelError: an API error ends the prompt with an error
 // response; the session goes on.
-func TestACPLiveModelError(t *testing.T) {
+func TestLiveACPModelError(t *testing.T) {
 	w := newACPWorld(t)
 	r := w.run("fail", nil)
 	e, ok := r.Errors["prompt"]
@@ -368,10 +368,10 @@ func TestACPLiveModelError(t *testing.T) {
 	}
 }
 
-// TestACPLiveLoad: session/load replays the recorded session as the same
+// TestLiveACPLoad: session/load replays the recorded session as the same
 // updates the live session sent (the user's turn included), then the
 // session goes on with claude's own history (--resume).
-func TestACPLiveLoad(t *testing.T) {
+func TestLiveACPLoad(t *testing.T) {
 	w := newACPWorld(t)
 	rec := t.TempDir()
 	first := w.run("hello", nil, "--record-dir", rec)
@@ -428,10 +428,10 @@ func TestACPLiveLoad(t *testing.T) {
 	}
 }
 
-// TestACPLiveAsAgent: a session recorded by agentjq acp, replayed by
+// TestLiveACPAsAgent: a session recorded by agentjq acp, replayed by
 // replay --as-agent behind a two-line shim, is a deterministic agent for
 // editor-plugin tests: the same updates, no model, no CLI.
-func TestACPLiveAsAgent(t *testing.T) {
+func TestLiveACPAsAgent(t *testing.T) {
 	w := newACPWorld(t)
 	rec := t.TempDir()
 	first := w.run("hello", nil, "--record-dir", rec)
@@ -453,9 +453,9 @@ func TestACPLiveAsAgent(t *testing.T) {
 	}
 }
 
-// TestACPLiveThinking: thinking streams as agent_thought_chunk, the answer
+// TestLiveACPThinking: thinking streams as agent_thought_chunk, the answer
 // as agent_message_chunk.
-func TestACPLiveThinking(t *testing.T) {
+func TestLiveACPThinking(t *testing.T) {
 	w := newACPWorld(t)
 	r := w.run("think", nil)
 	if got := r.stopReason(t, "prompt"); got != "end_turn" {
@@ -469,9 +469,9 @@ func TestACPLiveThinking(t *testing.T) {
 	}
 }
 
-// TestACPLiveMaxTurns: a turn stopped by --max-turns ends with
+// TestLiveACPMaxTurns: a turn stopped by --max-turns ends with
 // max_turn_requests.
-func TestACPLiveMaxTurns(t *testing.T) {
+func TestLiveACPMaxTurns(t *testing.T) {
 	w := newACPWorld(t)
 	r := w.run("loop", nil, "--max-turns", "2")
 	if got := r.stopReason(t, "prompt"); got != "max_turn_requests" {
@@ -479,8 +479,8 @@ func TestACPLiveMaxTurns(t *testing.T) {
 	}
 }
 
-// TestACPLivePlan: TodoWrite becomes a plan update, not a tool call.
-func TestACPLivePlan(t *testing.T) {
+// TestLiveACPPlan: TodoWrite becomes a plan update, not a tool call.
+func TestLiveACPPlan(t *testing.T) {
 	w := newACPWorld(t)
 	r := w.run("one", map[string]string{"ACP_PROMPT": `TOOL TodoWrite {"todos":[{"content":"Read the code","status":"completed","activeForm":"Reading"},{"content":"Fix the bug","status":"in_progress","activeForm":"Fixing"}]}` + "\nSAY Planned."})
 	if got := r.stopReason(t, "prompt"); got != "end_turn" {
@@ -501,9 +501,9 @@ func TestACPLivePlan(t *testing.T) {
 	}
 }
 
-// TestACPLiveMCPServer: session/new's mcpServers reach claude; the
+// TestLiveACPMCPServer: session/new's mcpServers reach claude; the
 // server's tool is asked about like any other.
-func TestACPLiveMCPServer(t *testing.T) {
+func TestLiveACPMCPServer(t *testing.T) {
 	w := newACPWorld(t)
 	servers, _ := json.Marshal([]map[string]any{{"name": "probe", "command": os.Args[0], "args": []string{},
 		"env": []map[string]string{{"name": fakeagent.Scenario, "value": "mcp-server"}}}})
@@ -520,11 +520,11 @@ func TestACPLiveMCPServer(t *testing.T) {
 	}
 }
 
-// TestACPLiveRejectAlways: a call the editor rejected "always" stays
+// TestLiveACPRejectAlways: a call the editor rejected "always" stays
 // rejected when claude would run it again without asking (after the mode
 // changes to acceptEdits), for a Write and for a Bash command: the session
 // rule is enforced on every call, not only on those claude asks about.
-func TestACPLiveRejectAlways(t *testing.T) {
+func TestLiveACPRejectAlways(t *testing.T) {
 	for _, tc := range []struct{ name, prompt, file, mode string }{
 		{"Write", "WRITE pear", "pear.txt", "acceptEdits"},
 		{"Bash", `TOOL Bash {"command":"touch {{cwd}}/never.txt"}`, "never.txt", "acceptEdits"},
@@ -574,10 +574,10 @@ func TestACPLiveRejectAlways(t *testing.T) {
 	}
 }
 
-// TestACPLiveReadNotAsked: with no policy and no session rule, the editor
+// TestLiveACPReadNotAsked: with no policy and no session rule, the editor
 // is asked exactly what claude asks: a Read inside the project runs
 // without a request_permission.
-func TestACPLiveReadNotAsked(t *testing.T) {
+func TestLiveACPReadNotAsked(t *testing.T) {
 	w := newACPWorld(t)
 	os.WriteFile(filepath.Join(w.dir, "seed.txt"), []byte("seed-content\n"), 0o644)
 	r := w.run("one", map[string]string{"ACP_PROMPT": `TOOL Read {"file_path":"{{cwd}}/seed.txt"}` + "\nSAY Read it."})
@@ -628,10 +628,10 @@ func (r acpReport) listed(t *testing.T) map[string]string {
 	return out
 }
 
-// TestACPLiveLoadMode: a session set to plan before its turn is loaded
+// TestLiveACPLoadMode: a session set to plan before its turn is loaded
 // in plan: session/load's modes say so and claude runs in it; session/
 // list has it, titled by its first prompt.
-func TestACPLiveLoadMode(t *testing.T) {
+func TestLiveACPLoadMode(t *testing.T) {
 	w := newACPWorld(t)
 	rec := t.TempDir()
 	first := w.run("writes", map[string]string{"ACP_PROMPTS": "HELLO", "ACP_MODES": "0:plan"}, "--record-dir", rec)
@@ -656,9 +656,9 @@ func TestACPLiveLoadMode(t *testing.T) {
 	}
 }
 
-// TestACPLiveResume: session/resume takes the recorded session up without
+// TestLiveACPResume: session/resume takes the recorded session up without
 // replaying it; claude continues its history.
-func TestACPLiveResume(t *testing.T) {
+func TestLiveACPResume(t *testing.T) {
 	w := newACPWorld(t)
 	rec := t.TempDir()
 	id := w.run("hello", nil, "--record-dir", rec).sessionID(t)
@@ -681,10 +681,10 @@ func TestACPLiveResume(t *testing.T) {
 	}
 }
 
-// TestACPLiveFork: session/fork starts a new session from the recorded
+// TestLiveACPFork: session/fork starts a new session from the recorded
 // one's conversation (claude --resume --fork-session): a new id, the
 // earlier turn in its history, both listed.
-func TestACPLiveFork(t *testing.T) {
+func TestLiveACPFork(t *testing.T) {
 	w := newACPWorld(t)
 	rec := t.TempDir()
 	id := w.run("hello", nil, "--record-dir", rec).sessionID(t)
@@ -710,9 +710,9 @@ func TestACPLiveFork(t *testing.T) {
 	}
 }
 
-// TestACPLiveClose: session/close ends the session; a prompt to it then
+// TestLiveACPClose: session/close ends the session; a prompt to it then
 // fails as for an unknown session.
-func TestACPLiveClose(t *testing.T) {
+func TestLiveACPClose(t *testing.T) {
 	w := newACPWorld(t)
 	r := w.run("close", nil)
 	if got := r.stopReason(t, "prompt"); got != "end_turn" {

@@ -270,9 +270,9 @@ func (w *acpxWorld) noneLeft(t *testing.T) {
 	}
 }
 
-// TestACPXLiveExec: acpx's one-shot exec against agentjq acp: a session,
+// TestLiveACPXExec: acpx's one-shot exec against agentjq acp: a session,
 // a turn streamed as chunks, end_turn, every message valid.
-func TestACPXLiveExec(t *testing.T) {
+func TestLiveACPXExec(t *testing.T) {
 	w := newACPXWorld(t)
 	r := w.acpx("--format", "json", "--approve-all", "exec", "HELLO").ok(t)
 	if got := r.stopReason(t); got != "end_turn" {
@@ -314,9 +314,9 @@ func TestACPXLiveExec(t *testing.T) {
 	}
 }
 
-// TestACPXLiveRecordDirMade: a --record-dir that does not exist yet is
+// TestLiveACPXRecordDirMade: a --record-dir that does not exist yet is
 // made.
-func TestACPXLiveRecordDirMade(t *testing.T) {
+func TestLiveACPXRecordDirMade(t *testing.T) {
 	w := newACPXWorld(t)
 	w.rec = filepath.Join(t.TempDir(), "state", "agentjq", "acp")
 	r := w.acpx("--format", "json", "--approve-all", "exec", "HELLO").ok(t)
@@ -327,9 +327,9 @@ func TestACPXLiveRecordDirMade(t *testing.T) {
 	}
 }
 
-// TestACPXLiveNoClaude: without the agent, agentjq acp still answers
+// TestLiveACPXNoClaude: without the agent, agentjq acp still answers
 // initialize; session/new fails saying what is missing, and acpx shows it.
-func TestACPXLiveNoClaude(t *testing.T) {
+func TestLiveACPXNoClaude(t *testing.T) {
 	for _, tc := range []struct{ name, bin, want, shown string }{
 		{"bin", "/nonexistent/claude", "/nonexistent/claude", "/nonexistent/claude"},
 		{"path", "", `"claude" not found on PATH`, "not found on PATH"},
@@ -359,11 +359,11 @@ func TestACPXLiveNoClaude(t *testing.T) {
 	}
 }
 
-// TestACPXLiveNewThenPrompt: acpx's normal flow: sessions new in one
+// TestLiveACPXNewThenPrompt: acpx's normal flow: sessions new in one
 // process, then prompts from the next ones, each a new agentjq acp that
 // takes the session up by its id (session/resume); the second prompt has
 // the first in claude's history.
-func TestACPXLiveNewThenPrompt(t *testing.T) {
+func TestLiveACPXNewThenPrompt(t *testing.T) {
 	w := newACPXWorld(t)
 	id := w.newSession()
 	r := w.acpx("--format", "json", "--approve-all", "prompt", "HELLO").ok(t)
@@ -436,7 +436,7 @@ func initModes(t *testing.T, file string) []string {
 	return modes
 }
 
-// TestACPXLiveCreatedOnlyNotCrashed: acpx ends the agent of sessions new
+// TestLiveACPXCreatedOnlyNotCrashed: acpx ends the agent of sessions new
 // (no prompt sent) by closing its stdin and, 100ms later, signalling it
 // and its descendants, claude included. The recording says the session
 // ended with no turn, not that it crashed with a turn in flight. (Which
@@ -445,7 +445,7 @@ func initModes(t *testing.T, file string) []string {
 // deterministically. On a loaded machine acpx's SIGKILL, 1.5s after its
 // SIGTERM, may also come before agentjq has written the exit event: the
 // recording then just ends, claiming nothing.)
-func TestACPXLiveCreatedOnlyNotCrashed(t *testing.T) {
+func TestLiveACPXCreatedOnlyNotCrashed(t *testing.T) {
 	w := newACPXWorld(t)
 	id := w.newSession()
 	ev := exitEvent(t, filepath.Join(w.rec, id+".ndjson"))
@@ -459,11 +459,11 @@ func TestACPXLiveCreatedOnlyNotCrashed(t *testing.T) {
 	}
 }
 
-// TestACPXLiveModeAcrossProcesses: set-mode plan from one acpx process,
+// TestLiveACPXModeAcrossProcesses: set-mode plan from one acpx process,
 // the prompt from the next: the new agentjq acp resumes the session in
 // plan (the mode claude was left in), says so in session/resume's modes,
 // and claude runs the turn in it.
-func TestACPXLiveModeAcrossProcesses(t *testing.T) {
+func TestLiveACPXModeAcrossProcesses(t *testing.T) {
 	w := newACPXWorld(t)
 	id := w.newSession()
 	w.acpx("set-mode", "plan").ok(t)
@@ -505,10 +505,10 @@ func segmentsOf(t *testing.T, dir, id string) []string {
 	}
 }
 
-// TestACPXLiveList: acpx's sessions list shows agentjq's recorded
+// TestLiveACPXList: acpx's sessions list shows agentjq's recorded
 // sessions (session/list) with the first prompt as the title; a cwd
 // filter that matches none shows none.
-func TestACPXLiveList(t *testing.T) {
+func TestLiveACPXList(t *testing.T) {
 	w := newACPXWorld(t)
 	id := w.newSession()
 	w.acpx("--approve-all", "prompt", "HELLO").ok(t)
@@ -535,10 +535,10 @@ func TestACPXLiveList(t *testing.T) {
 // onePixelPNG is a 1x1 PNG.
 const onePixelPNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 
-// TestACPXLiveImage: an image in the prompt (acpx sends it only to an
+// TestLiveACPXImage: an image in the prompt (acpx sends it only to an
 // agent whose promptCapabilities.image is true) reaches the model as an
 // image block.
-func TestACPXLiveImage(t *testing.T) {
+func TestLiveACPXImage(t *testing.T) {
 	w := newACPXWorld(t)
 	prompt := filepath.Join(t.TempDir(), "prompt.json")
 	b, _ := json.Marshal([]map[string]string{{"type": "text", "text": "HELLO"}, {"type": "image", "mimeType": "image/png", "data": onePixelPNG}})
@@ -653,10 +653,10 @@ func (m *sseMCP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// TestACPXLiveHTTPMCP: an http or sse MCP server of acpx's --mcp-config
+// TestLiveACPXHTTPMCP: an http or sse MCP server of acpx's --mcp-config
 // goes to claude through session/new (mcpCapabilities), headers
 // included; claude calls its tool.
-func TestACPXLiveHTTPMCP(t *testing.T) {
+func TestLiveACPXHTTPMCP(t *testing.T) {
 	for _, typ := range []string{"http", "sse"} {
 		t.Run(typ, func(t *testing.T) {
 			w := newACPXWorld(t)
