@@ -188,10 +188,33 @@ func TestDeltaChunks(t *testing.T) {
 	if got := c.prompt(t, sid, "DELTAS 300"); got != StopEndTurn {
 		t.Fatalf("stopReason %q", got)
 	}
+	c.settle(t)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.stamps) != 300 {
-		t.Fatalf("%d chunks, want 300 (the whole assistant block must not be sent again)", len(c.stamps))
+	chunks := 0
+	for _, u := range c.updates {
+		if u.SessionUpdate == "agent_message_chunk" {
+			chunks++
+		}
+	}
+	if chunks != 300 || len(c.stamps) != 300 {
+		t.Fatalf("%d chunks (%d of them deltas), want 300 (the whole assistant block must not be sent again)", chunks, len(c.stamps))
+	}
+}
+
+// settle ends the agent's input and waits until the client has taken
+// every message the agent wrote: a response is delivered as it arrives,
+// so a prompt's answer can come back while the session/update
+// notifications before it still wait for the client's handler.
+func (c *client) settle(t testing.TB) {
+	t.Helper()
+	c.closeIn()
+	for _, done := range []<-chan struct{}{c.done, c.conn.Done()} {
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the agent and client did not end within 30s of the agent's stdin closing")
+		}
 	}
 }
 
@@ -233,8 +256,7 @@ func TestAlwaysIsASessionRule(t *testing.T) {
 	if got := c.prompt(t, sid, "PERM"); got != StopEndTurn {
 		t.Fatalf("stopReason %q", got)
 	}
-	// The client's Conn delivers a response at once but queues
-	// notifications for its handler: wait for the updates sent before it.
+	c.settle(t)
 	statusesOf := func() []string {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -245,9 +267,6 @@ func TestAlwaysIsASessionRule(t *testing.T) {
 			}
 		}
 		return st
-	}
-	for deadline := time.Now().Add(2 * time.Second); len(statusesOf()) < 2 && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
 	}
 	statuses := statusesOf()
 	c.mu.Lock()
