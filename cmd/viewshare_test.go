@@ -111,15 +111,12 @@ func TestViewSharesTheTerminalWithThePrompt(t *testing.T) {
 			if prompt != want {
 				t.Errorf("the prompt on the terminal is not the prompt's text alone:\n got %q\nwant %q", clipMiddle(prompt, 4000), want)
 			}
-			// On a terminal that keeps up, everything the agent wrote
-			// before it asked is shown before the prompt; a slow one
-			// shows the rest of it after the answer.
-			last := strings.LastIndex(all, "view line before "+strconv.Itoa(burst-1)+"\r\n")
-			switch {
-			case last < 0:
+			// Everything the agent wrote before it asked is shown, before
+			// the prompt or, when the view lags behind (a slow terminal,
+			// a loaded machine), after the answer: which of the two is a
+			// matter of speed, not of behaviour, so it is not asserted.
+			if !strings.Contains(all, "view line before "+strconv.Itoa(burst-1)+"\r\n") {
 				t.Errorf("the view never showed its last line from before the prompt")
-			case c.bytesPerMS == 0 && last > start:
-				t.Errorf("the view's last line from before the prompt is at %d, after the prompt at %d", last, start)
 			}
 			if !strings.Contains(all[start+answered:], "view line during") {
 				t.Errorf("the lines held while the prompt was open did not follow the answer")
