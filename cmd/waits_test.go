@@ -163,17 +163,19 @@ func TestSpawnApproverNonAnswerDenies(t *testing.T) {
 	}
 }
 
-// The real CLI, with an approver slower than --idle-timeout: the
-// approver's registration of agentjq's hook holds stdin open until the
-// agent has been quiet a moment, which the idle check must not postpone
-// for ever (it did: the session then hung after its result). The idle
-// timeout is longer than the CLI is ever quiet on its own, on a loaded
-// machine too (with 1s, its start-up alone stalled the session there), and
-// the approver takes longer than the timeout: a session that counted the
-// approver's time as the agent's silence would stall.
+// The real CLI, with an approver slower than --idle-timeout: the time
+// the approver takes is not the agent's silence, so the session neither
+// stalls nor hangs after its result. The CLI's own start-up does count
+// as silence (it owes agentjq's initialize and the turn), and it took
+// 5.5s at load 10 on 2 cores: with 1s the session stalled (exit 125)
+// before the approver was asked, and 10s left less than twice that. So
+// the timeout is 20s and the approver takes 22s. (The idle tick is then
+// 1s, slower than the 500ms settle before stdin closes: that the idle
+// check must not postpone the settle is TestSpawnIdleTimeoutWhileApproving's
+// to show, with a 1s timeout and the fake agent.)
 func TestLiveSpawnIdleTimeoutWithApprover(t *testing.T) {
-	approver := approverScript(t, `  sleep 12; printf '{"request_id":"%s","behavior":"allow"}\n' "$id"`)
-	r := spawnLive(t, "", "--approver", approver, "--idle-timeout", "10s", "-p", "please WRITE banana")
+	approver := approverScript(t, `  sleep 22; printf '{"request_id":"%s","behavior":"allow"}\n' "$id"`)
+	r := spawnLive(t, "", "--approver", approver, "--idle-timeout", "20s", "-p", "please WRITE banana")
 	if r.code != 0 || r.exit.Outcome != protocol.OutcomeSuccess {
 		t.Fatalf("exit %d, outcome %s; want 0, success", r.code, r.exit.Outcome)
 	}

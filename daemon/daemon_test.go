@@ -145,9 +145,13 @@ func (tc *testClient) hello(token string) {
 }
 
 // waitFor waits until cond holds over the client's state.
+// waitFor waits until cond holds. It fails when d passes with no message
+// from the daemon (something hung): a slow machine that still delivers
+// makes it wait longer, never fail.
 func (tc *testClient) waitFor(what string, d time.Duration, cond func() bool) {
 	tc.t.Helper()
-	deadline := time.After(d)
+	quiet := time.NewTimer(d)
+	defer quiet.Stop()
 	for {
 		tc.mu.Lock()
 		ok := cond()
@@ -157,9 +161,10 @@ func (tc *testClient) waitFor(what string, d time.Duration, cond func() bool) {
 		}
 		select {
 		case <-tc.changed:
+			quiet.Reset(d)
 		case <-time.After(50 * time.Millisecond):
-		case <-deadline:
-			tc.t.Fatalf("timed out waiting for %s", what)
+		case <-quiet.C:
+			tc.t.Fatalf("timed out waiting for %s (nothing from the daemon for %s)", what, d)
 		}
 	}
 }

@@ -10,19 +10,25 @@ import (
 	"github.com/agentjq/agentjq/internal/protocol"
 )
 
+// answered ends the request id's answer. The idle clock starts again
+// now: the time the answer took (an approver's, a person's) is never the
+// agent's silence, not even the part since idleFor last looked.
+func (s *session) answered(id string) {
+	s.mu.Lock()
+	if cancel := s.pending[id]; cancel != nil {
+		cancel()
+	}
+	delete(s.pending, id)
+	delete(s.withdraw, id)
+	s.owedSince = time.Now()
+	s.mu.Unlock()
+	s.notify()
+}
+
 // answer handles one control request from the agent and sends exactly one
 // response, unless the agent withdrew the request first.
 func (s *session) answer(ctx context.Context, id string, rawID json.RawMessage, request json.RawMessage) {
-	defer func() {
-		s.mu.Lock()
-		if cancel := s.pending[id]; cancel != nil {
-			cancel()
-		}
-		delete(s.pending, id)
-		delete(s.withdraw, id)
-		s.mu.Unlock()
-		s.notify()
-	}()
+	defer s.answered(id)
 	var head struct {
 		Subtype string `json:"subtype"`
 	}
