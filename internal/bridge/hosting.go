@@ -51,7 +51,8 @@ func (s *session) runAtEnd() {
 type GuardFunc func(ctx context.Context, requestID string, request json.RawMessage) (answer json.RawMessage, d protocol.Decision, ok bool)
 
 // installGuard routes hook_callback requests to the guard first.
-func (s *session) installGuard() {
+func (c *controls) installGuard() {
+	s := c.s
 	guard := s.opts.Guard
 	if guard == nil {
 		return
@@ -71,7 +72,7 @@ func (s *session) installGuard() {
 			return user(ctx, id, request)
 		}
 		if ctx.Err() == nil && (d.Behavior == protocol.Allow || d.Behavior == protocol.Deny) {
-			s.hookDecided(id, d, start)
+			c.hookDecided(id, d, start)
 		}
 		return answer, nil
 	}
@@ -80,7 +81,8 @@ func (s *session) installGuard() {
 
 // hookDecided records a decision of the guard before it is sent, as
 // respondPermission does for permission answers.
-func (s *session) hookDecided(id string, d protocol.Decision, start time.Time) {
+func (c *controls) hookDecided(id string, d protocol.Decision, start time.Time) {
+	s := c.s
 	if d.Behavior == protocol.Deny && d.ToolUseID != "" {
 		// The agent lists the call in permission_denials under the same id.
 		s.mu.Lock()
