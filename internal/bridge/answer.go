@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"time"
 
@@ -23,6 +24,92 @@ type controls struct {
 	initAt   map[string]int                // our own initialize requests: turns sent before each
 	reqSeq   int
 	permTail <-chan struct{} // closed when the last permission request is answered
+}
+
+// control routes the control messages of the agent.
+func (c *controls) control(ctx context.Context, typ string, line []byte) {
+	s := c.s
+	switch typ {
+	case protocol.TypeControlRequest:
+		f := protocol.Fields(line, "request_id", "request")
+		key, rawID, ok := requestKey(f[0])
+		if !ok {
+			s.warn(protocol.WarnUnanswered, "agent stdout: a control_request without a string or number request_id cannot be answered")
+			return
+		}
+		c.startAnswer(ctx, key, rawID, append([]byte(nil), f[1]...))
+	case protocol.TypeControlCancel:
+		key, _, _ := requestKey(protocol.Fields(line, "request_id")[0])
+		s.mu.Lock()
+		withdraw := c.withdraw[key]
+		s.mu.Unlock()
+		if withdraw != nil {
+			withdraw()
+		}
+	case protocol.TypeControlResp:
+		key, _, _ := requestKey(protocol.Fields(protocol.Fields(line, "response")[0], "request_id")[0])
+		s.mu.Lock()
+		if t := c.ours[key]; t != nil {
+			t.Stop()
+		}
+		delete(c.ours, key)
+		s.mu.Unlock()
+		s.notify()
+	}
+}
+
+// startAnswer answers one agent request on a goroutine of its own; a
+// control_cancel_request for key cancels it.
+func (c *controls) startAnswer(ctx context.Context, key string, rawID, req json.RawMessage) {
+	s := c.s
+	hctx, cancel := context.WithCancelCause(ctx)
+	s.mu.Lock()
+	c.asked[key] = true
+	c.pending[key] = func() { cancel(context.Canceled) }
+	c.withdraw[key] = func() { cancel(errWithdrawn) }
+	var turn permissionTurn
+	if sub, _ := protocol.String(protocol.Fields(req, "subtype")[0]); sub == protocol.SubCanUseTool {
+		// Permission requests are decided one at a time, in the order they
+		// came: an approver or a person sees them in that order.
+		turn = permissionTurn{prev: c.permTail, done: make(chan struct{})}
+		c.permTail = turn.done
+	}
+	s.mu.Unlock()
+	go func() {
+		if turn.done != nil {
+			defer close(turn.done)
+			if turn.prev != nil {
+				select {
+				case <-turn.prev:
+				case <-hctx.Done():
+				}
+			}
+		}
+		c.answer(hctx, key, rawID, req)
+	}()
+}
+
+// permissionTurn orders one permission request after the one before it.
+type permissionTurn struct {
+	prev <-chan struct{} // closed when the request before is answered
+	done chan struct{}
+}
+
+// requestKey reads a request_id: a string or a number, which the answer
+// must echo as the same JSON value. key names it inside agentjq (a
+// string's text, a number's digits).
+func requestKey(raw []byte) (key string, rawID json.RawMessage, ok bool) {
+	if len(raw) == 0 {
+		return "", nil, false
+	}
+	if raw[0] == '"' {
+		str, ok := protocol.String(raw)
+		return str, append(json.RawMessage(nil), raw...), ok
+	}
+	if raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9') {
+		return string(raw), append(json.RawMessage(nil), raw...), json.Valid(raw)
+	}
+	return "", nil, false
 }
 
 // answer handles one control request from the agent and sends exactly one
@@ -82,6 +169,56 @@ func (c *controls) answer(ctx context.Context, id string, rawID json.RawMessage,
 // errWithdrawn is the cause of a handler's cancellation when the agent
 // sent control_cancel_request: nothing may be sent for that request.
 var errWithdrawn = errors.New("the agent withdrew the request")
+
+// GuardFunc answers agentjq's own PreToolUse hook, asked before every tool
+// call runs (hooks.Guard.Answer). ok is false when the hook_callback is
+// not the guard's: the user's hook handler answers it. d is what was
+// decided: deny or allow are final and make a decision event; "ask" hands
+// the call to the permission request that follows, whose decision is the
+// one recorded, so an asked call is counted once; empty is no decision (a
+// proxy's client decides).
+type GuardFunc func(ctx context.Context, requestID string, request json.RawMessage) (answer json.RawMessage, d protocol.Decision, ok bool)
+
+// installGuard routes hook_callback requests to the guard first.
+func (c *controls) installGuard() {
+	s := c.s
+	guard := s.opts.Guard
+	if guard == nil {
+		return
+	}
+	handlers := maps.Clone(s.opts.Handlers)
+	if handlers == nil {
+		handlers = map[string]ControlHandler{}
+	}
+	user := handlers[protocol.SubHookCallback]
+	handlers[protocol.SubHookCallback] = func(ctx context.Context, id string, request json.RawMessage) (any, error) {
+		start := time.Now()
+		answer, d, ok := guard(ctx, id, request)
+		if !ok {
+			if user == nil {
+				return nil, errors.New("agentjq: no hook is registered for this callback")
+			}
+			return user(ctx, id, request)
+		}
+		if ctx.Err() == nil && (d.Behavior == protocol.Allow || d.Behavior == protocol.Deny) {
+			c.hookDecided(id, d, start)
+		}
+		return answer, nil
+	}
+	s.opts.Handlers = handlers
+}
+
+// hookDecided records a decision of the guard before it is sent, as
+// respondPermission does for permission answers.
+func (c *controls) hookDecided(id string, d protocol.Decision, start time.Time) {
+	s := c.s
+	if d.Behavior == protocol.Deny && d.ToolUseID != "" {
+		c.denied(d.ToolUseID, id)
+	}
+	d.Type, d.Subtype, d.RequestID, d.Via = protocol.TypeAgentjq, protocol.EventDecision, id, protocol.ViaHook
+	d.LatencyUS = time.Since(start).Microseconds()
+	s.event(d)
+}
 
 // canUseTool runs the approval chain and answers a permission request.
 func (c *controls) canUseTool(ctx context.Context, id string, rawID, raw json.RawMessage) {
@@ -179,13 +316,7 @@ func decide(ctx context.Context, d Decider, req *protocol.ToolRequest) (protocol
 func (c *controls) respondPermission(id string, rawID json.RawMessage, req *protocol.ToolRequest, res protocol.PermissionResult, by, rule string, start time.Time) {
 	s := c.s
 	if res.Behavior == protocol.Deny {
-		key := req.ToolUseID
-		if key == "" {
-			key = "request-" + id
-		}
-		s.mu.Lock()
-		s.denied[key] = true
-		s.mu.Unlock()
+		c.denied(req.ToolUseID, id)
 	}
 	if by == "" {
 		by = protocol.ByDefault
@@ -199,6 +330,18 @@ func (c *controls) respondPermission(id string, rawID json.RawMessage, req *prot
 	if err := s.stdin.write(protocol.SuccessResponseRaw(rawID, res)); err != nil {
 		s.warn(protocol.WarnInternal, "could not answer permission request "+id+": "+err.Error())
 	}
+}
+
+// denied counts a denied call, whoever denied it, by its tool_use_id
+// (the agent lists it in permission_denials under the same id), or else
+// by the request's id.
+func (c *controls) denied(toolUseID, requestID string) {
+	if toolUseID == "" {
+		toolUseID = "request-" + requestID
+	}
+	c.s.mu.Lock()
+	c.s.denied[toolUseID] = true
+	c.s.mu.Unlock()
 }
 
 // hasAnswers reports whether an AskUserQuestion input carries at least one
@@ -216,92 +359,6 @@ func hasAnswers(input json.RawMessage) bool {
 		}
 	}
 	return false
-}
-
-// control routes the control messages of the agent.
-func (c *controls) control(ctx context.Context, typ string, line []byte) {
-	s := c.s
-	switch typ {
-	case protocol.TypeControlRequest:
-		f := protocol.Fields(line, "request_id", "request")
-		key, rawID, ok := requestKey(f[0])
-		if !ok {
-			s.warn(protocol.WarnUnanswered, "agent stdout: a control_request without a string or number request_id cannot be answered")
-			return
-		}
-		c.startAnswer(ctx, key, rawID, append([]byte(nil), f[1]...))
-	case protocol.TypeControlCancel:
-		key, _, _ := requestKey(protocol.Fields(line, "request_id")[0])
-		s.mu.Lock()
-		withdraw := c.withdraw[key]
-		s.mu.Unlock()
-		if withdraw != nil {
-			withdraw()
-		}
-	case protocol.TypeControlResp:
-		key, _, _ := requestKey(protocol.Fields(protocol.Fields(line, "response")[0], "request_id")[0])
-		s.mu.Lock()
-		if t := c.ours[key]; t != nil {
-			t.Stop()
-		}
-		delete(c.ours, key)
-		s.mu.Unlock()
-		s.notify()
-	}
-}
-
-// startAnswer answers one agent request on a goroutine of its own; a
-// control_cancel_request for key cancels it.
-func (c *controls) startAnswer(ctx context.Context, key string, rawID, req json.RawMessage) {
-	s := c.s
-	hctx, cancel := context.WithCancelCause(ctx)
-	s.mu.Lock()
-	c.asked[key] = true
-	c.pending[key] = func() { cancel(context.Canceled) }
-	c.withdraw[key] = func() { cancel(errWithdrawn) }
-	var turn permissionTurn
-	if sub, _ := protocol.String(protocol.Fields(req, "subtype")[0]); sub == protocol.SubCanUseTool {
-		// Permission requests are decided one at a time, in the order they
-		// came: an approver or a person sees them in that order.
-		turn = permissionTurn{prev: c.permTail, done: make(chan struct{})}
-		c.permTail = turn.done
-	}
-	s.mu.Unlock()
-	go func() {
-		if turn.done != nil {
-			defer close(turn.done)
-			if turn.prev != nil {
-				select {
-				case <-turn.prev:
-				case <-hctx.Done():
-				}
-			}
-		}
-		c.answer(hctx, key, rawID, req)
-	}()
-}
-
-// permissionTurn orders one permission request after the one before it.
-type permissionTurn struct {
-	prev <-chan struct{} // closed when the request before is answered
-	done chan struct{}
-}
-
-// requestKey reads a request_id: a string or a number, which the answer
-// must echo as the same JSON value. key names it inside agentjq (a
-// string's text, a number's digits).
-func requestKey(raw []byte) (key string, rawID json.RawMessage, ok bool) {
-	if len(raw) == 0 {
-		return "", nil, false
-	}
-	if raw[0] == '"' {
-		str, ok := protocol.String(raw)
-		return str, append(json.RawMessage(nil), raw...), ok
-	}
-	if raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9') {
-		return string(raw), append(json.RawMessage(nil), raw...), json.Valid(raw)
-	}
-	return "", nil, false
 }
 
 // sendOwnRequest sends a control request of agentjq's own; its reply is

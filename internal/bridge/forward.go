@@ -153,7 +153,7 @@ func (f *forwarder) clientLine(line []byte) {
 	}
 	// Only the input reader waits for room in the agent's stdin: that is
 	// what holds a fast client back.
-	s.stdin.q.waitRoom(len(trimmed) + 1)
+	s.stdin.q.WaitRoom(len(trimmed)+1, 0)
 	if trimmed[0] == '{' && json.Valid(trimmed) {
 		fs := protocol.Fields(trimmed, "type", "request_id", "request", "response")
 		typ, _ := protocol.String(fs[0])
@@ -321,13 +321,7 @@ func (f *forwarder) clientPermission(id string, p *atClient, response []byte) bo
 		}
 	}
 	if behavior == protocol.Deny {
-		key := p.req.ToolUseID
-		if key == "" {
-			key = "request-" + id
-		}
-		s.mu.Lock()
-		s.denied[key] = true
-		s.mu.Unlock()
+		s.ctl.denied(p.req.ToolUseID, id)
 	}
 	f.event(s, protocol.PartyClient, protocol.Marshal(protocol.Decision{
 		Type: protocol.TypeAgentjq, Subtype: protocol.EventDecision,
@@ -611,17 +605,6 @@ func (f *forwarder) forwardStatusLocked() int {
 		return 128 + int(ws.Signal())
 	}
 	return ps.ExitCode()
-}
-
-// classifier is classify, except in a proxy with no tap: there a line is
-// passed on as it is whatever it holds, so only a line that may need
-// routing is scanned. A tapped session keeps validating every line (the
-// recorder relies on it).
-func (s *session) classifier() func([]byte) (lineKind, protocol.Head) {
-	if s.fwd != nil && s.opts.Tap == nil && s.fwd.opts.TapParty == nil {
-		return classifyForward
-	}
-	return classify
 }
 
 // passOnly are the starts of the lines a proxy never acts on (see also

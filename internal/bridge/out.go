@@ -69,8 +69,6 @@ func (q *queueWriter) putNow(b []byte, done func()) bool {
 	return q.Put(done, b)
 }
 
-func (q *queueWriter) waitRoom(n int) bool { return q.WaitRoom(n, 0) }
-
 func (q *queueWriter) flushed(deadline time.Time) { q.Flushed(deadline) }
 
 func (q *queueWriter) drain(d, stalled time.Duration) int { return q.Drain(d, stalled) }
@@ -238,4 +236,39 @@ func (in *agentStdin) forceClose() {
 	in.close()
 	in.q.Abandon()
 	in.file.Close()
+}
+
+func (s *session) tap(dir protocol.Direction, line []byte, known protocol.Known) {
+	if s.opts.Tap != nil && !s.ended.Load() {
+		s.opts.Tap(dir, line, known)
+	}
+}
+
+// event writes one of agentjq's own events, unless --no-events.
+func (s *session) event(v any) {
+	if s.ended.Load() {
+		return
+	}
+	b := protocol.Marshal(v)
+	if s.fwd != nil {
+		s.fwd.event(s, protocol.PartyAgentjq, b)
+		return
+	}
+	s.tap(protocol.DirEvent, b, 0)
+	if !s.opts.NoEvents {
+		s.outLine(b)
+	}
+}
+
+// outLine queues one line of agentjq's own for stdout; it never blocks.
+func (s *session) outLine(b []byte) {
+	s.out.put(append(b[:len(b):len(b)], '\n'), nil, false)
+}
+
+func (s *session) warn(code, msg string) { s.warnLine(code, msg, 0) }
+
+func (s *session) warnLine(code, msg string, line int) {
+	w := protocol.NewWarning(code, msg)
+	w.Line = line
+	s.event(w)
 }

@@ -166,7 +166,7 @@ func (s *session) readAgentStdout(ctx context.Context, w *pumpWatch) {
 		s.sawOutput()
 		// Backpressure: wait here, holding nothing, until the writer has
 		// room for this chunk.
-		s.out.waitRoom(len(buf))
+		s.out.WaitRoom(len(buf), 0)
 		lineNo = s.passChunk(ctx, buf, lineNo)
 		s.out.putNow(nil, func() { putChunk(buf) })
 	}
@@ -389,4 +389,15 @@ func passOnlyType(line []byte) string {
 		}
 	}
 	return ""
+}
+
+// classifier is classify, except in a proxy with no tap: there a line is
+// passed on as it is whatever it holds, so only a line that may need
+// routing is scanned. A tapped session keeps validating every line (the
+// recorder relies on it).
+func (s *session) classifier() func([]byte) (lineKind, protocol.Head) {
+	if s.fwd != nil && s.opts.Tap == nil && s.fwd.opts.TapParty == nil {
+		return classifyForward
+	}
+	return classify
 }

@@ -60,7 +60,7 @@ type Options struct {
 	Approver Decider
 	// Handlers answer other agent control requests by subtype.
 	Handlers map[string]ControlHandler
-	// Guard answers agentjq's own PreToolUse hook (see bridge/hosting.go).
+	// Guard answers agentjq's own PreToolUse hook (see answer.go).
 	Guard GuardFunc
 	// Init, when set, is sent as an initialize control request first.
 	Init any
@@ -586,7 +586,7 @@ func (s *session) sawOutput() {
 // producer back.
 func (s *session) sendTurn(line []byte, ours bool) {
 	id, added := turnID(line), false
-	s.stdin.q.waitRoom(len(line) + 50)
+	s.stdin.q.WaitRoom(len(line)+50, 0)
 	s.stdin.mu.Lock()
 	s.mu.Lock()
 	if id == "" && s.opts.Profile.TurnIDs && s.turns.inFlightLocked() > 0 {
@@ -701,12 +701,6 @@ func (s *session) envelopeSession() string {
 	return s.sessionID
 }
 
-func (s *session) tap(dir protocol.Direction, line []byte, known protocol.Known) {
-	if s.opts.Tap != nil && !s.ended.Load() {
-		s.opts.Tap(dir, line, known)
-	}
-}
-
 // systemRouted reports whether agentjq acts on a system event of subtype.
 func systemRouted(subtype string) bool {
 	switch subtype {
@@ -778,35 +772,6 @@ func (s *session) readAgentStderr(r io.Reader) {
 			return
 		}
 	}
-}
-
-// event writes one of agentjq's own events, unless --no-events.
-func (s *session) event(v any) {
-	if s.ended.Load() {
-		return
-	}
-	b := protocol.Marshal(v)
-	if s.fwd != nil {
-		s.fwd.event(s, protocol.PartyAgentjq, b)
-		return
-	}
-	s.tap(protocol.DirEvent, b, 0)
-	if !s.opts.NoEvents {
-		s.outLine(b)
-	}
-}
-
-// outLine queues one line of agentjq's own for stdout; it never blocks.
-func (s *session) outLine(b []byte) {
-	s.out.put(append(b[:len(b):len(b)], '\n'), nil, false)
-}
-
-func (s *session) warn(code, msg string) { s.warnLine(code, msg, 0) }
-
-func (s *session) warnLine(code, msg string, line int) {
-	w := protocol.NewWarning(code, msg)
-	w.Line = line
-	s.event(w)
 }
 
 // finish computes the outcome and writes the exit event. What was tapped
@@ -992,4 +957,35 @@ func later(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// stdinSettle is how long the agent must have been quiet before its stdin
+// is closed at the end of a session that hosts hooks or MCP servers: the
+// agent sends control requests right after a result or an initialize
+// response (notifications/initialized, tools/list, Stop hooks), and one
+// sent to a closed stdin is lost ("Stream closed").
+const stdinSettle = 500 * time.Millisecond
+
+// settledLocked reports whether stdin may close as far as KeepStdinOpen is
+// concerned; when not yet, it arranges to be asked again. s.mu is held.
+func (s *session) settledLocked() bool {
+	if !s.opts.KeepStdinOpen {
+		return true
+	}
+	wait := min(stdinSettle, s.opts.Grace) - time.Since(s.lastOutput)
+	if wait <= 0 {
+		return true
+	}
+	time.AfterFunc(wait+time.Millisecond, s.notify)
+	return false
+}
+
+// runAtEnd runs Options.AtEnd once: hosted servers and their processes go
+// before the exit event is written.
+func (s *session) runAtEnd() {
+	s.atEndOnce.Do(func() {
+		for _, f := range s.opts.AtEnd {
+			f()
+		}
+	})
 }
