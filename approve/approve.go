@@ -40,12 +40,3 @@ const NoApprover = protocol.NoApprover
 
 // NoOneToAnswer is the message for an AskUserQuestion nobody can answer.
 const NoOneToAnswer = protocol.NoOneToAnswer
-
-// Default denies everything, telling the agent why.
-var Default = DeciderFunc(func(_ context.Context, req *Request) (Verdict, error) {
-	msg := NoApprover
-	if req.IsQuestion() {
-		msg = NoOneToAnswer
-	}
-	return Verdict{Behavior: protocol.Deny, Message: msg, Source: protocol.ByDefault}, nil
-})

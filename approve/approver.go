@@ -189,13 +189,6 @@ func (h *Hook) Decide(ctx context.Context, req *Request) (Verdict, error) {
 	return v, nil
 }
 
-func orEmpty(b json.RawMessage) json.RawMessage {
-	if len(b) == 0 {
-		return json.RawMessage(`{}`)
-	}
-	return b
-}
-
 func parseHookOutput(req *Request, out []byte) (Verdict, error) {
 	out = bytes.TrimSpace(out)
 	if len(out) == 0 {

@@ -1,57 +1,11 @@
 package approve
 
 import (
-	"bytes"
-	"fmt"
 	"path/filepath"
 	"strings"
 
-	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/protect"
 )
-
-// protectWithoutRules denies a write to a control file when the chain has
-// no rules files (jq policies and approvers never make such a write
-// allowed).
-func protectWithoutRules(rs *RuleSet, req *Request, shell []string, home string, held []string) (Verdict, bool) {
-	if rs != nil {
-		return Verdict{}, false // the rules protect
-	}
-	bare := NewRuleSet(nil, home)
-	bare.held = held
-	v := bare.decideAt(req, shell)
-	return v, v.Rule == protectedRule
-}
-
-// protectRewrite holds an allow's rewritten input, which is what runs, to
-// the same protection; it returns the request as it will run.
-func protectRewrite(rs *RuleSet, req *Request, v Verdict, shell []string, home string, held []string) (Verdict, *Request) {
-	if v.Behavior != protocol.Allow || bytes.Equal(v.UpdatedInput, req.Input) || req.IsQuestion() {
-		return v, req
-	}
-	r := *req
-	r.Input = v.UpdatedInput
-	if unsandboxed(r.ToolName, r.Input) {
-		return Verdict{Behavior: protocol.Deny, Source: protocol.ByRules, Rule: unsandboxedRule, Message: unsandboxedMessage}, req
-	}
-	if rs == nil {
-		rs = NewRuleSet(nil, home)
-		rs.held = held
-	}
-	if p := rs.decideAt(&r, shell); p.Rule == protectedRule {
-		return p, req
-	}
-	// What runs is the rewrite, so the rules' denies and asks hold for
-	// it as they would have for the call itself: an allow by a later
-	// policy (a jq policy, the approver) cannot carry a call the rules
-	// deny, nor one they want a person to approve, which nobody asked.
-	if o := rs.evaluateAt(&r, shell); o.behavior == protocol.Deny || o.behavior == protocol.Ask {
-		return Verdict{Behavior: protocol.Deny, Source: protocol.ByRules, Rule: o.rule.where(),
-			Message: fmt.Sprintf("agentjq: %s allowed the call with a changed input, but policy rule %s (%s) %s `%s`, so it was denied.",
-				answerSource(v), o.rule.text, o.rule.pos, map[string]string{protocol.Deny: "denies", protocol.Ask: "requires approval for"}[o.behavior], clip(o.unit, 200))}, req
-	}
-	return v, &r
-}
 
 // The agent's own control files make code run or widen what the agent may
 // do: its settings (.claude/**, ~/.claude/**, .mcp.json), git's config and

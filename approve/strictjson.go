@@ -8,8 +8,6 @@ import (
 	"io"
 	"reflect"
 	"strings"
-
-	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 // Answers from approvers, hooks and policies, and the tool inputs rules
@@ -33,6 +31,14 @@ func decodeStrict(data []byte, v any) error {
 		return errors.New("trailing data after the JSON value")
 	}
 	return json.Unmarshal(data, v)
+}
+
+// orEmpty is an absent tool input as the empty object.
+func orEmpty(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 {
+		return json.RawMessage(`{}`)
+	}
+	return b
 }
 
 // checkValue reads one value from dec, checking objects against t (nil:
@@ -138,66 +144,4 @@ func structField(t reflect.Type, key string) (ft reflect.Type, exact bool, folde
 		}
 	}
 	return nil, false, folded
-}
-
-// objectInput reports whether an updatedInput is usable: a JSON object.
-// null, a string or an array would reach the agent as the tool's input.
-func objectInput(b json.RawMessage) bool {
-	b = bytes.TrimSpace(b)
-	return len(b) > 0 && b[0] == '{'
-}
-
-// checkAnswer enforces what every answer must be before it is sent: an
-// allow carries an object as its input (a protocol error denies), a deny a
-// message that says something, and no permission update that would write
-// rules into the agent's settings files.
-func checkAnswer(v Verdict) Verdict {
-	switch v.Behavior {
-	case protocol.Allow:
-		if len(v.UpdatedInput) > 0 && !objectInput(v.UpdatedInput) {
-			return Verdict{Behavior: protocol.Deny, Source: protocol.ByError, Rule: v.Rule,
-				Message: fmt.Sprintf("agentjq: protocol error: %s allowed the call with an updatedInput that is not an object (%s), so it was denied.", answerSource(v), clip(string(v.UpdatedInput), 40))}
-		}
-		v.UpdatedPermissions = sessionOnly(v.UpdatedPermissions)
-	case protocol.Deny:
-		if strings.TrimSpace(v.Message) == "" {
-			v.Message = "agentjq: denied."
-		}
-	}
-	return v
-}
-
-func answerSource(v Verdict) string {
-	if v.Rule != "" {
-		return v.Rule
-	}
-	if v.Source != "" {
-		return v.Source
-	}
-	return "the decider"
-}
-
-// sessionOnly keeps the permission updates whose destination is the
-// session, except a setMode to bypassPermissions: updates for userSettings, projectSettings or localSettings
-// (or with no or an unknown destination) would persist rules into the
-// agent's own settings files, outside agentjq's policy, and are dropped.
-func sessionOnly(list []json.RawMessage) []json.RawMessage {
-	var kept []json.RawMessage
-	for _, raw := range list {
-		var u struct {
-			Type        string `json:"type"`
-			Mode        string `json:"mode"`
-			Destination string `json:"destination"`
-		}
-		if decodeStrict(raw, &u) != nil || u.Destination != "session" {
-			continue
-		}
-		if u.Type == "setMode" && u.Mode == "bypassPermissions" {
-			// A mode that skips permission checks is no answer to one
-			// request: agentjq's hook must go on deciding every call.
-			continue
-		}
-		kept = append(kept, raw)
-	}
-	return kept
 }

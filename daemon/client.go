@@ -4,14 +4,15 @@ import (
 	"context"
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
+	"github.com/agentjq/agentjq/internal/asyncq"
 	"github.com/agentjq/agentjq/internal/bridge"
 	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/jsonrpc"
@@ -28,10 +29,8 @@ type client struct {
 
 	// out is the bounded queue of messages to the client: a session never
 	// waits for a client; one that stalls is dropped (overloaded).
-	out      outQueue
-	dropped  atomic.Bool
-	gone     chan struct{}
-	goneOnce sync.Once
+	out     *asyncq.Queue[struct{}]
+	dropped atomic.Bool
 
 	mu   sync.Mutex
 	subs map[string]*subscription // by session id
@@ -44,35 +43,33 @@ func (c *client) who() string {
 	return c.id
 }
 
-// outQueue is a client's queue of messages, bounded by bytes. A client
-// that reads is kept through a burst: past its limit the queue still
-// takes messages while the client's writes go on (a write finished within
-// the stall bound), up to hardCap times the limit. A client that takes
-// nothing for the stall bound while messages wait, or that is so far
-// behind that the hard cap is reached, is dropped.
-type outQueue struct {
-	mu       sync.Mutex
-	msgs     [][]byte
-	bytes    int
-	progress time.Time // a write finished, or the queue was empty
-	wake     chan struct{}
-	room     chan struct{} // closed and renewed whenever bytes leave
-}
-
-// hardCap is, in limits, the most a reading client's queue holds.
+// hardCap is, in limits, the most a reading client's queue holds. A
+// client that reads is kept through a burst: past its limit (QueueBytes)
+// the queue still takes messages while the client's writes go on, up to
+// hardCap times the limit. A client that takes nothing for the stall bound
+// while messages wait, or that is so far behind that the hard cap is
+// reached, is dropped.
 const hardCap = 4
 
-func newOutQueue() outQueue {
-	return outQueue{wake: make(chan struct{}, 1), room: make(chan struct{}), progress: time.Now()}
+// newOutQueue is the client's queue of messages, bounded by bytes; its
+// goroutine writes them to the connection.
+func (c *client) newOutQueue() *asyncq.Queue[struct{}] {
+	return asyncq.New(asyncq.Options[struct{}]{Limit: c.srv.opts.QueueBytes}, func(q *asyncq.Queue[struct{}], b asyncq.Batch[struct{}]) error {
+		for _, it := range b.Items {
+			if c.dropped.Load() {
+				return errDropped
+			}
+			if err := c.conn.WriteRaw(c.conn.Context(), it.B); err != nil {
+				return err
+			}
+			c.noteSent(it.B)
+			q.Progress()
+		}
+		return nil
+	})
 }
 
-// stalledLocked is how long messages have waited without a write finishing.
-func (q *outQueue) stalledLocked() time.Duration {
-	if q.bytes == 0 {
-		return 0
-	}
-	return time.Since(q.progress)
-}
+var errDropped = errors.New("the client was dropped")
 
 // send queues b without waiting; a client that is stalled or too far
 // behind is dropped instead.
@@ -80,65 +77,22 @@ func (c *client) send(b []byte) bool {
 	if c.dropped.Load() {
 		return false
 	}
-	limit, stall := c.srv.opts.QueueBytes, c.srv.opts.StallTimeout
-	q := &c.out
-	q.mu.Lock()
-	over := q.bytes > 0 && q.bytes+len(b) > limit
-	if q.stalledLocked() >= stall || (over && q.bytes+len(b) > hardCap*limit) {
-		q.mu.Unlock()
+	n := c.out.Queued()
+	if c.out.StalledFor() >= c.srv.opts.StallTimeout || (n > 0 && n+len(b) > hardCap*c.srv.opts.QueueBytes) {
 		c.overflow()
 		return false
 	}
-	c.pushLocked(b)
-	q.mu.Unlock()
-	return true
-}
-
-func (c *client) pushLocked(b []byte) {
-	q := &c.out
-	if q.bytes == 0 {
-		q.progress = time.Now()
-	}
-	q.msgs = append(q.msgs, b)
-	q.bytes += len(b)
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
+	return c.out.Put(struct{}{}, b)
 }
 
 // sendWait queues b, waiting for room below the limit (replay, on the
 // client's own goroutine).
 func (c *client) sendWait(ctx context.Context, b []byte) bool {
-	q := &c.out
-	for {
-		if c.dropped.Load() {
-			return false
-		}
-		q.mu.Lock()
-		if q.bytes == 0 || q.bytes+len(b) <= c.srv.opts.QueueBytes {
-			c.pushLocked(b)
-			q.mu.Unlock()
-			return true
-		}
-		room := q.room
-		q.mu.Unlock()
-		select {
-		case <-room:
-		case <-c.gone:
-			return false
-		case <-ctx.Done():
-			return false
-		}
-	}
+	return !c.dropped.Load() && c.out.WaitRoomUntil(len(b), 0, ctx.Done()) && c.out.Put(struct{}{}, b)
 }
 
 // queued is the bytes waiting for the client.
-func (c *client) queued() int {
-	c.out.mu.Lock()
-	defer c.out.mu.Unlock()
-	return c.out.bytes
-}
+func (c *client) queued() int { return c.out.Queued() }
 
 func (c *client) overflow() {
 	if !c.dropped.CompareAndSwap(false, true) {
@@ -168,40 +122,6 @@ func (c *client) overflow() {
 		bridge.WaitBounded(wrote, wait)
 		c.conn.CloseWithReason("overloaded: fell behind; resume by seq")
 	}()
-}
-
-func (c *client) writeLoop() {
-	q := &c.out
-	for {
-		q.mu.Lock()
-		batch := q.msgs
-		q.msgs = nil
-		q.mu.Unlock()
-		if len(batch) == 0 {
-			select {
-			case <-q.wake:
-				continue
-			case <-c.conn.Done():
-				return
-			}
-		}
-		for i, b := range batch {
-			if c.dropped.Load() {
-				break
-			}
-			if err := c.conn.WriteRaw(c.conn.Context(), b); err != nil {
-				return
-			}
-			c.noteSent(b)
-			q.mu.Lock()
-			q.bytes -= len(b)
-			q.progress = time.Now()
-			batch[i] = nil
-			close(q.room)
-			q.room = make(chan struct{})
-			q.mu.Unlock()
-		}
-	}
 }
 
 // noteSent remembers the last seq sent per session, for system.disconnect.

@@ -305,7 +305,6 @@ func (s *Server) ServeStream(ctx context.Context, st jsonrpc.Stream, auth bool) 
 	c := s.newClient(auth, func(c *client) *jsonrpc.Conn {
 		return jsonrpc.NewConn(st, jsonrpc.Options{Handler: c.handle, OnResponse: c.onResponse, Logf: s.opts.Logf})
 	})
-	go c.writeLoop()
 	err := c.conn.Run(ctx)
 	s.dropClient(c)
 	if errors.Is(err, io.EOF) {
@@ -401,8 +400,9 @@ func (s *Server) newClient(auth bool, conn func(*client) *jsonrpc.Conn) *client 
 	defer s.mu.Unlock()
 	s.nextCli++
 	c := &client{srv: s, id: "client-" + strconv.Itoa(s.nextCli), needAuth: auth,
-		out: newOutQueue(), subs: map[string]*subscription{}, gone: make(chan struct{})}
+		subs: map[string]*subscription{}}
 	c.conn = conn(c)
+	c.out = c.newOutQueue()
 	s.clients[c] = struct{}{}
 	return c
 }
@@ -418,7 +418,7 @@ func (s *Server) dropClient(c *client) {
 	for _, sub := range subs {
 		sub.sess.unsubscribe(sub)
 	}
-	c.goneOnce.Do(func() { close(c.gone) })
+	c.out.MarkClosed()
 }
 
 // authedClients are the clients past hello.

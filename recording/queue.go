@@ -9,12 +9,12 @@ import (
 	"github.com/agentjq/agentjq/internal/protocol"
 )
 
-// queue is the Async Writer's hand-off: Tap copies the line into the
-// queue's buffer, so the caller may reuse its memory at once; the Writer's
-// goroutine takes the whole buffer at a time, redacts and encodes its
-// lines in order and writes them in batches of whole lines. While it
-// works, the next lines gather in the other buffer.
-type queue struct{ q *asyncq.Queue[qitem] }
+// The Async Writer's hand-off is an asyncq.Queue with Copy: Tap copies
+// the line into the queue's buffer, so the caller may reuse its memory at
+// once; the Writer's goroutine takes the whole buffer at a time, redacts
+// and encodes its lines in order and writes them in batches of whole
+// lines (processBatch). While it works, the next lines gather in the
+// other buffer.
 
 type qitem struct {
 	dir        protocol.Direction
@@ -27,32 +27,18 @@ type qitem struct {
 	flushed chan struct{}
 }
 
-func newQueue(w *Writer, limit int) *queue {
+func newQueue(w *Writer, limit int) *asyncq.Queue[qitem] {
 	if limit <= 0 {
 		limit = 8 << 20
 	}
-	return &queue{asyncq.New(asyncq.Options[qitem]{Limit: limit, Copy: true}, w.processBatch)}
+	return asyncq.New(asyncq.Options[qitem]{Limit: limit, Copy: true}, w.processBatch)
 }
 
 // put copies line into the queue, waiting while the queue holds limit
 // bytes already (a longer line is queued alone). It reports false when
 // the queue is closed and took nothing.
-func (q *queue) put(it qitem, line []byte) bool {
-	return q.q.WaitRoom(len(line), 0) && q.q.Put(it, line)
-}
-
-// flush waits until every line put so far is written.
-func (q *queue) flush() {
-	done := make(chan struct{})
-	if q.put(qitem{flushed: done}, nil) {
-		<-done
-	}
-}
-
-// close makes put a no-op and waits for the queued lines to be written.
-func (q *queue) close() {
-	q.q.End()
-	<-q.q.Done()
+func (w *Writer) put(it qitem, line []byte) bool {
+	return w.q.WaitRoom(len(line), 0) && w.q.Put(it, line)
 }
 
 // processBatch redacts, encodes and hands on one batch of lines.
@@ -134,7 +120,11 @@ func (q *writeQ) Err() error {
 }
 
 // close waits for the pending writes.
-func (q *writeQ) close() {
-	q.q.End()
-	<-q.q.Done()
+func (q *writeQ) close() { endAndWait(q.q) }
+
+// endAndWait ends a queue and waits for its goroutine to write out what
+// it holds.
+func endAndWait[T any](q *asyncq.Queue[T]) {
+	q.End()
+	<-q.Done()
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentjq/agentjq/internal/asyncq"
 	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/redact"
 )
@@ -47,8 +48,8 @@ type Writer struct {
 	agentVersion string
 	versionLit   []byte // "claude_code_version":"<agentVersion>"
 
-	q      *queue  // nil unless Async
-	out    *writeQ // with Async: the goroutine that makes the write calls
+	q      *asyncq.Queue[qitem] // nil unless Async
+	out    *writeQ              // with Async: the goroutine that makes the write calls
 	closed bool
 }
 
@@ -131,7 +132,7 @@ func (w *Writer) Tap(dir protocol.Direction, line []byte, known protocol.Known) 
 func (w *Writer) TapParty(dir protocol.Direction, party protocol.Party, line []byte, known protocol.Known) {
 	line = bytes.TrimRight(line, "\r\n")
 	if w.q != nil {
-		w.q.put(qitem{dir: dir, party: party, known: known, t: w.now()}, line)
+		w.put(qitem{dir: dir, party: party, known: known, t: w.now()}, line)
 		return
 	}
 	w.process(dir, party, line, known, w.now(), true)
@@ -218,7 +219,7 @@ func (w *Writer) SetAgentVersion(v string) {
 		return
 	}
 	if w.q != nil {
-		w.q.put(qitem{dir: protocol.DirMeta, t: w.now(), setVersion: true}, []byte(v))
+		w.put(qitem{dir: protocol.DirMeta, t: w.now(), setVersion: true}, []byte(v))
 		return
 	}
 	w.setVersion(v, w.now(), true)
@@ -242,8 +243,8 @@ func (w *Writer) setVersion(v string, t time.Time, flush bool) {
 // that a failure to write the last lines makes the exit event an error,
 // not a success. It does not fsync: what reached the OS counts as written.
 func (w *Writer) Flush() error {
-	if w.q != nil {
-		w.q.flush()
+	if done := make(chan struct{}); w.q != nil && w.put(qitem{flushed: done}, nil) {
+		<-done
 	}
 	return w.Err()
 }
@@ -253,7 +254,7 @@ func (w *Writer) Flush() error {
 // caller's to close.
 func (w *Writer) Close() error {
 	if w.q != nil {
-		w.q.close()
+		endAndWait(w.q)
 		w.mu.Lock()
 		w.out.close()
 		if w.err == nil {

@@ -86,6 +86,12 @@ func New[T any](opts Options[T], sink Sink[T]) *Queue[T] {
 // ended first. With stalled > 0 it gives up on a reader that has taken
 // nothing for stalled: the stream is abandoned.
 func (q *Queue[T]) WaitRoom(n int, stalled time.Duration) bool {
+	return q.WaitRoomUntil(n, stalled, nil)
+}
+
+// WaitRoomUntil is WaitRoom that also gives up, reporting false, once stop
+// is closed (the caller's request was cancelled).
+func (q *Queue[T]) WaitRoomUntil(n int, stalled time.Duration, stop <-chan struct{}) bool {
 	var tick <-chan time.Time
 	if stalled > 0 {
 		t := time.NewTicker(max(stalled/10, time.Millisecond))
@@ -107,6 +113,8 @@ func (q *Queue[T]) WaitRoom(n int, stalled time.Duration) bool {
 		select {
 		case <-room:
 		case <-q.closedC:
+		case <-stop:
+			return false
 		case <-tick:
 			if q.StalledFor() >= stalled {
 				q.Abandon()
@@ -262,6 +270,13 @@ func (q *Queue[T]) IsClosed() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.closed
+}
+
+// Queued is the bytes put and not yet written.
+func (q *Queue[T]) Queued() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.queued
 }
 
 // Ending reports whether End was called.

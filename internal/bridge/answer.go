@@ -5,21 +5,124 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"strconv"
 	"time"
 
 	"github.com/agentjq/agentjq/internal/protocol"
 )
 
+// controls is the bookkeeping of control requests either way: the
+// agent's, each answered exactly once (or withdrawn), and agentjq's own,
+// awaiting the agent's reply. Its fields are guarded by the session's mu.
+type controls struct {
+	s        *session
+	pending  map[string]context.CancelFunc // agent requests being answered
+	withdraw map[string]context.CancelFunc // cancels a request the agent withdrew
+	asked    map[string]bool               // every request id the agent sent us
+	ours     map[string]*time.Timer        // our own control requests awaiting replies
+	initAt   map[string]int                // our own initialize requests: turns sent before each
+	reqSeq   int
+	permTail <-chan struct{} // closed when the last permission request is answered
+}
+
+// control routes the control messages of the agent.
+func (c *controls) control(ctx context.Context, typ string, line []byte) {
+	s := c.s
+	switch typ {
+	case protocol.TypeControlRequest:
+		f := protocol.Fields(line, "request_id", "request")
+		key, rawID, ok := requestKey(f[0])
+		if !ok {
+			s.warn(protocol.WarnUnanswered, "agent stdout: a control_request without a string or number request_id cannot be answered")
+			return
+		}
+		c.startAnswer(ctx, key, rawID, append([]byte(nil), f[1]...))
+	case protocol.TypeControlCancel:
+		key, _, _ := requestKey(protocol.Fields(line, "request_id")[0])
+		s.mu.Lock()
+		withdraw := c.withdraw[key]
+		s.mu.Unlock()
+		if withdraw != nil {
+			withdraw()
+		}
+	case protocol.TypeControlResp:
+		key, _, _ := requestKey(protocol.Fields(protocol.Fields(line, "response")[0], "request_id")[0])
+		s.mu.Lock()
+		if t := c.ours[key]; t != nil {
+			t.Stop()
+		}
+		delete(c.ours, key)
+		s.mu.Unlock()
+		s.notify()
+	}
+}
+
+// startAnswer answers one agent request on a goroutine of its own; a
+// control_cancel_request for key cancels it.
+func (c *controls) startAnswer(ctx context.Context, key string, rawID, req json.RawMessage) {
+	s := c.s
+	hctx, cancel := context.WithCancelCause(ctx)
+	s.mu.Lock()
+	c.asked[key] = true
+	c.pending[key] = func() { cancel(context.Canceled) }
+	c.withdraw[key] = func() { cancel(errWithdrawn) }
+	var turn permissionTurn
+	if sub, _ := protocol.String(protocol.Fields(req, "subtype")[0]); sub == protocol.SubCanUseTool {
+		// Permission requests are decided one at a time, in the order they
+		// came: an approver or a person sees them in that order.
+		turn = permissionTurn{prev: c.permTail, done: make(chan struct{})}
+		c.permTail = turn.done
+	}
+	s.mu.Unlock()
+	go func() {
+		if turn.done != nil {
+			defer close(turn.done)
+			if turn.prev != nil {
+				select {
+				case <-turn.prev:
+				case <-hctx.Done():
+				}
+			}
+		}
+		c.answer(hctx, key, rawID, req)
+	}()
+}
+
+// permissionTurn orders one permission request after the one before it.
+type permissionTurn struct {
+	prev <-chan struct{} // closed when the request before is answered
+	done chan struct{}
+}
+
+// requestKey reads a request_id: a string or a number, which the answer
+// must echo as the same JSON value. key names it inside agentjq (a
+// string's text, a number's digits).
+func requestKey(raw []byte) (key string, rawID json.RawMessage, ok bool) {
+	if len(raw) == 0 {
+		return "", nil, false
+	}
+	if raw[0] == '"' {
+		str, ok := protocol.String(raw)
+		return str, append(json.RawMessage(nil), raw...), ok
+	}
+	if raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9') {
+		return string(raw), append(json.RawMessage(nil), raw...), json.Valid(raw)
+	}
+	return "", nil, false
+}
+
 // answered ends the request id's answer. The idle clock starts again
 // now: the time the answer took (an approver's, a person's) is never the
 // agent's silence, not even the part since idleFor last looked.
-func (s *session) answered(id string) {
+func (c *controls) answered(id string) {
+	s := c.s
 	s.mu.Lock()
-	if cancel := s.pending[id]; cancel != nil {
+	if cancel := c.pending[id]; cancel != nil {
 		cancel()
 	}
-	delete(s.pending, id)
-	delete(s.withdraw, id)
+	delete(c.pending, id)
+	delete(c.withdraw, id)
 	s.owedSince = time.Now()
 	s.mu.Unlock()
 	s.notify()
@@ -27,15 +130,16 @@ func (s *session) answered(id string) {
 
 // answer handles one control request from the agent and sends exactly one
 // response, unless the agent withdrew the request first.
-func (s *session) answer(ctx context.Context, id string, rawID json.RawMessage, request json.RawMessage) {
-	defer s.answered(id)
+func (c *controls) answer(ctx context.Context, id string, rawID json.RawMessage, request json.RawMessage) {
+	s := c.s
+	defer c.answered(id)
 	var head struct {
 		Subtype string `json:"subtype"`
 	}
 	_ = json.Unmarshal(request, &head)
 	switch head.Subtype {
 	case protocol.SubCanUseTool:
-		s.canUseTool(ctx, id, rawID, request)
+		c.canUseTool(ctx, id, rawID, request)
 		return
 	}
 	var resp []byte
@@ -64,7 +168,7 @@ func (s *session) answer(ctx context.Context, id string, rawID json.RawMessage, 
 	if ctx.Err() != nil && errors.Is(context.Cause(ctx), errWithdrawn) {
 		return
 	}
-	if err := s.writeAgent(resp); err != nil {
+	if err := s.stdin.write(resp); err != nil {
 		s.warn(protocol.WarnInternal, "could not answer control request "+id+": "+err.Error())
 	}
 }
@@ -73,12 +177,63 @@ func (s *session) answer(ctx context.Context, id string, rawID json.RawMessage, 
 // sent control_cancel_request: nothing may be sent for that request.
 var errWithdrawn = errors.New("the agent withdrew the request")
 
+// GuardFunc answers agentjq's own PreToolUse hook, asked before every tool
+// call runs (hooks.Guard.Answer). ok is false when the hook_callback is
+// not the guard's: the user's hook handler answers it. d is what was
+// decided: deny or allow are final and make a decision event; "ask" hands
+// the call to the permission request that follows, whose decision is the
+// one recorded, so an asked call is counted once; empty is no decision (a
+// proxy's client decides).
+type GuardFunc func(ctx context.Context, requestID string, request json.RawMessage) (answer json.RawMessage, d protocol.Decision, ok bool)
+
+// installGuard routes hook_callback requests to the guard first.
+func (c *controls) installGuard() {
+	s := c.s
+	guard := s.opts.Guard
+	if guard == nil {
+		return
+	}
+	handlers := maps.Clone(s.opts.Handlers)
+	if handlers == nil {
+		handlers = map[string]ControlHandler{}
+	}
+	user := handlers[protocol.SubHookCallback]
+	handlers[protocol.SubHookCallback] = func(ctx context.Context, id string, request json.RawMessage) (any, error) {
+		start := time.Now()
+		answer, d, ok := guard(ctx, id, request)
+		if !ok {
+			if user == nil {
+				return nil, errors.New("agentjq: no hook is registered for this callback")
+			}
+			return user(ctx, id, request)
+		}
+		if ctx.Err() == nil && (d.Behavior == protocol.Allow || d.Behavior == protocol.Deny) {
+			c.hookDecided(id, d, start)
+		}
+		return answer, nil
+	}
+	s.opts.Handlers = handlers
+}
+
+// hookDecided records a decision of the guard before it is sent, as
+// respondPermission does for permission answers.
+func (c *controls) hookDecided(id string, d protocol.Decision, start time.Time) {
+	s := c.s
+	if d.Behavior == protocol.Deny && d.ToolUseID != "" {
+		c.denied(d.ToolUseID, id)
+	}
+	d.Type, d.Subtype, d.RequestID, d.Via = protocol.TypeAgentjq, protocol.EventDecision, id, protocol.ViaHook
+	d.LatencyUS = time.Since(start).Microseconds()
+	s.event(d)
+}
+
 // canUseTool runs the approval chain and answers a permission request.
-func (s *session) canUseTool(ctx context.Context, id string, rawID, raw json.RawMessage) {
+func (c *controls) canUseTool(ctx context.Context, id string, rawID, raw json.RawMessage) {
+	s := c.s
 	start := time.Now()
 	req := protocol.ToolRequest{RequestID: id, Cwd: s.opts.Dir}
 	if err := json.Unmarshal(raw, &req.CanUseTool); err != nil {
-		s.respondPermission(id, rawID, &req, protocol.DenyResult(&req.CanUseTool, "agentjq could not read this permission request: "+err.Error()), protocol.ByError, "", start)
+		c.respondPermission(id, rawID, &req, protocol.DenyResult(&req.CanUseTool, "agentjq could not read this permission request: "+err.Error()), protocol.ByError, "", start)
 		return
 	}
 	s.mu.Lock()
@@ -104,12 +259,12 @@ func (s *session) canUseTool(ctx context.Context, id string, rawID, raw json.Raw
 	case errors.Is(context.Cause(dctx), errApprovalTimeout):
 		msg := fmt.Sprintf("agentjq: no decision within %s (--approval-timeout), so the call was denied.", s.opts.ApprovalTimeout)
 		s.warn(protocol.WarnApprovalTimeout, fmt.Sprintf("permission request %s for %s timed out", id, req.ToolName))
-		s.respondPermission(id, rawID, &req, protocol.DenyResult(&req.CanUseTool, msg), protocol.ByTimeout, "", start)
+		c.respondPermission(id, rawID, &req, protocol.DenyResult(&req.CanUseTool, msg), protocol.ByTimeout, "", start)
 		return
 	case err != nil:
 		msg := "agentjq: the approval chain failed, so the call was denied: " + err.Error()
 		fmt.Fprintf(s.opts.Stderr, "agentjq: approving %s: %v\n", req.ToolName, err)
-		s.respondPermission(id, rawID, &req, protocol.DenyResult(&req.CanUseTool, msg), protocol.ByError, "", start)
+		c.respondPermission(id, rawID, &req, protocol.DenyResult(&req.CanUseTool, msg), protocol.ByError, "", start)
 		return
 	}
 	var res protocol.PermissionResult
@@ -130,7 +285,7 @@ func (s *session) canUseTool(ctx context.Context, id string, rawID, raw json.Raw
 		res = protocol.DenyResult(&req.CanUseTool, msg)
 		res.Interrupt = v.Interrupt
 	}
-	s.respondPermission(id, rawID, &req, res, v.Source, v.Rule, start)
+	c.respondPermission(id, rawID, &req, res, v.Source, v.Rule, start)
 }
 
 var errApprovalTimeout = errors.New("approval timeout")
@@ -165,15 +320,10 @@ func decide(ctx context.Context, d Decider, req *protocol.ToolRequest) (protocol
 // respondPermission records the decision, then sends it. The event goes
 // first so that a recording (and a reader of stdout) sees who decided
 // before the agent acts on the answer.
-func (s *session) respondPermission(id string, rawID json.RawMessage, req *protocol.ToolRequest, res protocol.PermissionResult, by, rule string, start time.Time) {
+func (c *controls) respondPermission(id string, rawID json.RawMessage, req *protocol.ToolRequest, res protocol.PermissionResult, by, rule string, start time.Time) {
+	s := c.s
 	if res.Behavior == protocol.Deny {
-		key := req.ToolUseID
-		if key == "" {
-			key = "request-" + id
-		}
-		s.mu.Lock()
-		s.denied[key] = true
-		s.mu.Unlock()
+		c.denied(req.ToolUseID, id)
 	}
 	if by == "" {
 		by = protocol.ByDefault
@@ -184,9 +334,21 @@ func (s *session) respondPermission(id string, rawID json.RawMessage, req *proto
 		Behavior: res.Behavior, DecidedBy: by, Via: protocol.ViaPermission, Rule: rule, Message: res.Message,
 		LatencyUS: time.Since(start).Microseconds(),
 	})
-	if err := s.writeAgent(protocol.SuccessResponseRaw(rawID, res)); err != nil {
+	if err := s.stdin.write(protocol.SuccessResponseRaw(rawID, res)); err != nil {
 		s.warn(protocol.WarnInternal, "could not answer permission request "+id+": "+err.Error())
 	}
+}
+
+// denied counts a denied call, whoever denied it, by its tool_use_id
+// (the agent lists it in permission_denials under the same id), or else
+// by the request's id.
+func (c *controls) denied(toolUseID, requestID string) {
+	if toolUseID == "" {
+		toolUseID = "request-" + requestID
+	}
+	c.s.mu.Lock()
+	c.s.denied[toolUseID] = true
+	c.s.mu.Unlock()
 }
 
 // hasAnswers reports whether an AskUserQuestion input carries at least one
@@ -204,4 +366,77 @@ func hasAnswers(input json.RawMessage) bool {
 		}
 	}
 	return false
+}
+
+// sendOwnRequest sends a control request of agentjq's own; its reply is
+// passed through like any other line. An agent that never answers does not
+// hold the session: after ControlTimeout a warning, and it goes on. An
+// initialize is given up on sooner, once the agent has finished a turn
+// sent after it (passedOverLocked).
+func (c *controls) sendOwnRequest(kind string, body any) {
+	s := c.s
+	s.mu.Lock()
+	c.reqSeq++
+	id := "agentjq-" + kind + "-" + strconv.Itoa(c.reqSeq)
+	if kind == "init" {
+		c.initAt[id] = s.turns.n
+	}
+	c.ours[id] = time.AfterFunc(s.opts.ControlTimeout, func() {
+		s.mu.Lock()
+		_, waiting := c.ours[id]
+		delete(c.ours, id)
+		s.mu.Unlock()
+		if waiting {
+			s.warn(protocol.WarnUnanswered, fmt.Sprintf("the agent did not answer agentjq's %s request (%s) within %s; going on without it", kind, id, s.opts.ControlTimeout))
+			s.notify()
+		}
+	})
+	s.mu.Unlock()
+	if err := s.stdin.write(protocol.ControlRequest(id, body)); err != nil {
+		s.mu.Lock()
+		if t := c.ours[id]; t != nil {
+			t.Stop()
+		}
+		delete(c.ours, id)
+		s.mu.Unlock()
+	}
+}
+
+// passedOverLocked gives up on our own initialize requests that the
+// agent went past: it reads its stdin in order and answers an initialize
+// before it runs a turn written after it (the CLI does so at once), so a
+// finished turn sent after the request means no answer is coming. It
+// returns the ids given up on, to be warned of once s.mu is released.
+// s.mu is held.
+func (c *controls) passedOverLocked() []string {
+	s := c.s
+	done := s.turns.n - len(s.turns.open)
+	var ids []string
+	for id, before := range c.initAt {
+		t, waiting := c.ours[id]
+		switch {
+		case !waiting:
+			delete(c.initAt, id)
+		case done > before:
+			t.Stop()
+			delete(c.ours, id)
+			delete(c.initAt, id)
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+func (c *controls) cancelPending() {
+	s := c.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range c.pending {
+		c()
+	}
+	// No reply is awaited any more: no late "did not answer" warning.
+	for id, t := range c.ours {
+		t.Stop()
+		delete(c.ours, id)
+	}
 }

@@ -27,9 +27,9 @@ func (s *session) tooDeep(ctx context.Context, n int, head protocol.Head, line [
 	s.warnLine(protocol.WarnNonJSON, msg, n)
 	switch typ {
 	case protocol.TypeControlRequest:
-		s.answerTooDeep(line)
+		s.ctl.answerTooDeep(line)
 	case protocol.TypeControlCancel, protocol.TypeControlResp:
-		s.control(ctx, typ, line)
+		s.ctl.control(ctx, typ, line)
 	case protocol.TypeResult:
 		// Too deep to be classified whole: its fields are read now.
 		var f [len(protocol.ResultKeys)][]byte
@@ -41,7 +41,8 @@ func (s *session) tooDeep(ctx context.Context, n int, head protocol.Head, line [
 // answerTooDeep answers a control request nested too deep to be decoded:
 // a can_use_tool, or a hook asked before a call runs, with a deny (agentjq
 // cannot judge what it cannot read); any other request with an error.
-func (s *session) answerTooDeep(line []byte) {
+func (c *controls) answerTooDeep(line []byte) {
+	s := c.s
 	f := protocol.Fields(line, "request_id", "request")
 	key, rawID, ok := requestKey(f[0])
 	if !ok {
@@ -49,7 +50,7 @@ func (s *session) answerTooDeep(line []byte) {
 		return
 	}
 	s.mu.Lock()
-	s.asked[key] = true
+	c.asked[key] = true
 	s.mu.Unlock()
 	msg := fmt.Sprintf("agentjq: the request is JSON nesting deeper than %d, which agentjq does not read, so it was refused.", protocol.MaxDepth)
 	rf := protocol.Fields(f[1], "subtype", "tool_name", "tool_use_id", "input")
@@ -63,15 +64,15 @@ func (s *session) answerTooDeep(line []byte) {
 			d := protocol.Decision{Behavior: protocol.Deny, DecidedBy: protocol.ByError, Message: msg}
 			d.Tool, _ = protocol.String(hf[1])
 			d.ToolUseID, _ = protocol.String(hf[2])
-			s.hookDecided(key, d, time.Now())
-			if err := s.writeAgent(protocol.SuccessResponseRaw(rawID, protocol.HookBlock(event, msg))); err != nil {
+			c.hookDecided(key, d, time.Now())
+			if err := s.stdin.write(protocol.SuccessResponseRaw(rawID, protocol.HookBlock(event, msg))); err != nil {
 				s.warn(protocol.WarnInternal, "could not answer control request "+key+": "+err.Error())
 			}
 			return
 		}
 	}
 	if subtype != protocol.SubCanUseTool {
-		if err := s.writeAgent(protocol.ErrorResponseRaw(rawID, msg)); err != nil {
+		if err := s.stdin.write(protocol.ErrorResponseRaw(rawID, msg)); err != nil {
 			s.warn(protocol.WarnInternal, "could not answer control request "+key+": "+err.Error())
 		}
 		return
@@ -80,5 +81,5 @@ func (s *session) answerTooDeep(line []byte) {
 	req.Subtype = protocol.SubCanUseTool
 	req.ToolName, _ = protocol.String(rf[1])
 	req.ToolUseID, _ = protocol.String(rf[2])
-	s.respondPermission(key, rawID, &req, protocol.DenyResult(&req.CanUseTool, msg), protocol.ByError, "", time.Now())
+	c.respondPermission(key, rawID, &req, protocol.DenyResult(&req.CanUseTool, msg), protocol.ByError, "", time.Now())
 }

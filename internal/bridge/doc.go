@@ -14,23 +14,23 @@
 //	  │              ├─ proxy?    forward.go  forwarder.forwardAgentLine ─→ the client
 //	  │              ├─ too deep  deep.go     tooDeep: a request in it refused unread
 //	  │              ├─ result    turns.go    result: the turn ends
-//	  │              └─ any       session.go  tap (recording) · passOut ─→ out.go ─→ our stdout
+//	  │              └─ any       out.go      tap (recording) · passOut ─→ our stdout
 //	  ▼
-//	session.go   control: control_request → startAnswer (a goroutine each;
-//	  │          can_use_tool in arrival order), cancel → withdraw, response → ours
-//	  ▼
-//	answer.go    answer: by subtype
-//	  ├─ hook_callback  hosting.go  the guard (Options.Guard) first, then the user's hooks
-//	  ├─ can_use_tool   answer.go   canUseTool: Options.Approver.Decide, the default deny
+//	answer.go    controls.control: control_request → startAnswer (a goroutine
+//	  │          each; can_use_tool in arrival order), cancel → withdraw,
+//	  │          response → ours; then answer, by subtype:
+//	  ├─ hook_callback  the guard (Options.Guard) first, then the user's hooks;
+//	  │                 hookDecided records its decision
+//	  ├─ can_use_tool   canUseTool: Options.Approver.Decide, the default deny;
+//	  │                 respondPermission records and sends it
 //	  └─ mcp_message    Options.Handlers (cmd: mcphost)
 //	  ▼
-//	session.go   event (the decision, to stdout and the tap) · writeAgent
-//	  ▼
-//	out.go       queueWriter over internal/asyncq ─→ the agent's stdin
+//	out.go       event (the decision, to stdout and the tap) ·
+//	             agentStdin.write: a queueWriter over internal/asyncq ─→ the agent's stdin
 //
 // Around it: session.go runs the loop (Run, run, loop: input, signals,
-// timers, shutdown stages, outcome); turns.go counts turns in flight;
-// lifecycle.go passes a front end's signals to its sessions; gate.go holds
-// stdout while a prompt is open; profile.go and initmerge.go build the
-// agent's command line and initialize request.
+// timers, shutdown stages, outcome); turns.go's turnBook counts turns and
+// background tasks in flight; lifecycle.go passes a front end's signals to
+// its sessions; gate.go holds stdout while a prompt is open; profile.go and
+// initmerge.go build the agent's command line and initialize request.
 package bridge

@@ -153,7 +153,7 @@ func (f *forwarder) clientLine(line []byte) {
 	}
 	// Only the input reader waits for room in the agent's stdin: that is
 	// what holds a fast client back.
-	s.agentIn.waitRoom(len(trimmed) + 1)
+	s.stdin.q.WaitRoom(len(trimmed)+1, 0)
 	if trimmed[0] == '{' && json.Valid(trimmed) {
 		fs := protocol.Fields(trimmed, "type", "request_id", "request", "response")
 		typ, _ := protocol.String(fs[0])
@@ -169,7 +169,7 @@ func (f *forwarder) clientLine(line []byte) {
 			return
 		case protocol.TypeUser:
 			s.mu.Lock()
-			s.turnSentLocked(turnID(trimmed))
+			s.turns.sentLocked(turnID(trimmed))
 			s.mu.Unlock()
 		}
 	}
@@ -177,7 +177,7 @@ func (f *forwarder) clientLine(line []byte) {
 	// would without agentjq, and its answer is a turn's.
 	if trimmed[0] != '{' {
 		s.mu.Lock()
-		s.turnSentLocked("")
+		s.turns.sentLocked("")
 		s.mu.Unlock()
 	}
 	f.ownInitFirst()
@@ -186,7 +186,7 @@ func (f *forwarder) clientLine(line []byte) {
 
 func (f *forwarder) writeClient(line []byte) {
 	s := f.s
-	if err := s.writeAgentAs(protocol.PartyClient, line); err != nil {
+	if err := s.stdin.writeAs(protocol.PartyClient, line); err != nil {
 		f.proxyWarn(protocol.WarnInternal, "could not pass the client's line on: "+err.Error())
 	}
 }
@@ -212,7 +212,7 @@ func (f *forwarder) ownInitFirst() {
 		return
 	}
 	f.addIDs(ids)
-	s.sendOwnRequest("init", json.RawMessage(body))
+	s.ctl.sendOwnRequest("init", json.RawMessage(body))
 }
 
 // clientInit passes the client's initialize on, merged with agentjq's
@@ -316,18 +316,12 @@ func (f *forwarder) clientPermission(id string, p *atClient, response []byte) bo
 		if v := f.forwardDecide(context.Background(), &edited); agentjqDenies(v) {
 			res := protocol.DenyResult(&edited.CanUseTool, v.Message)
 			f.markAgentjqs(id)
-			s.respondPermission(id, p.rawID(id), &edited, res, v.Source, v.Rule, p.start)
+			s.ctl.respondPermission(id, p.rawID(id), &edited, res, v.Source, v.Rule, p.start)
 			return true
 		}
 	}
 	if behavior == protocol.Deny {
-		key := p.req.ToolUseID
-		if key == "" {
-			key = "request-" + id
-		}
-		s.mu.Lock()
-		s.denied[key] = true
-		s.mu.Unlock()
+		s.ctl.denied(p.req.ToolUseID, id)
 	}
 	f.event(s, protocol.PartyClient, protocol.Marshal(protocol.Decision{
 		Type: protocol.TypeAgentjq, Subtype: protocol.EventDecision,
@@ -421,17 +415,17 @@ func (f *forwarder) forwardAgentLine(ctx context.Context, kind lineKind, head pr
 	case protocol.TypeControlResp:
 		key, _, _ := requestKey(protocol.Fields(protocol.Fields(line, "response")[0], "request_id")[0])
 		s.mu.Lock()
-		_, ours := s.ours[key]
+		_, ours := s.ctl.ours[key]
 		s.mu.Unlock()
 		if ours {
 			f.tap(s, protocol.DirOut, protocol.PartyAgentjq, line, head.Known)
-			s.control(ctx, typ, line)
+			s.ctl.control(ctx, typ, line)
 			return true
 		}
 	case protocol.TypeControlCancel:
 		key, _, _ := requestKey(protocol.Fields(line, "request_id")[0])
 		s.mu.Lock()
-		held := s.withdraw[key] != nil
+		held := s.ctl.withdraw[key] != nil
 		s.mu.Unlock()
 		f.mu.Lock()
 		agentjqs := f.byAgentjq[key]
@@ -440,7 +434,7 @@ func (f *forwarder) forwardAgentLine(ctx context.Context, kind lineKind, head pr
 			// agentjq holds it (or answered it): the client never saw
 			// the request, so it does not see it withdrawn either.
 			f.tap(s, protocol.DirOut, protocol.PartyAgentjq, line, head.Known)
-			s.control(ctx, typ, line)
+			s.ctl.control(ctx, typ, line)
 			return true
 		}
 		f.mu.Lock()
@@ -489,7 +483,7 @@ func (f *forwarder) holdRequest(ctx context.Context, line []byte) bool {
 			// The policy cannot read it, so nobody may allow it.
 			f.tap(s, protocol.DirOut, protocol.PartyAgentjq, line, 0)
 			f.markAgentjqs(key)
-			s.respondPermission(key, rawID, req, protocol.DenyResult(&req.CanUseTool, "agentjq could not read this permission request: "+err.Error()), protocol.ByError, "", p.start)
+			s.ctl.respondPermission(key, rawID, req, protocol.DenyResult(&req.CanUseTool, "agentjq could not read this permission request: "+err.Error()), protocol.ByError, "", p.start)
 			return true
 		}
 		s.mu.Lock()
@@ -505,7 +499,7 @@ func (f *forwarder) holdRequest(ctx context.Context, line []byte) bool {
 			res := protocol.DenyResult(&req.CanUseTool, msg)
 			res.Interrupt = v.Interrupt
 			f.markAgentjqs(key)
-			s.respondPermission(key, rawID, req, res, v.Source, v.Rule, p.start)
+			s.ctl.respondPermission(key, rawID, req, res, v.Source, v.Rule, p.start)
 			return true
 		}
 		if v.Behavior == protocol.Allow {
@@ -530,7 +524,7 @@ func (f *forwarder) holdRequest(ctx context.Context, line []byte) bool {
 			}
 			f.tap(s, protocol.DirOut, protocol.PartyAgentjq, line, 0)
 			f.markAgentjqs(key)
-			s.startAnswer(ctx, key, rawID, request)
+			s.ctl.startAnswer(ctx, key, rawID, request)
 			return true
 		}
 	}
@@ -555,8 +549,8 @@ func (f *forwarder) holdRequest(ctx context.Context, line []byte) bool {
 func (f *forwarder) forwardReadyToClose() bool {
 	s := f.s
 	s.mu.Lock()
-	done := s.inputDone && len(s.pending) == 0
-	hold := done && s.inFlightLocked() > 0 && time.Since(s.lastOutput) < forwardQuiet*s.opts.Grace
+	done := s.inputDone && len(s.ctl.pending) == 0
+	hold := done && s.turns.inFlightLocked() > 0 && time.Since(s.lastOutput) < forwardQuiet*s.opts.Grace
 	s.mu.Unlock()
 	if hold {
 		f.mu.Lock()
@@ -575,7 +569,7 @@ func (f *forwarder) forwardReadyToClose() bool {
 		}
 	}
 	if done && !hold {
-		s.closeStdin()
+		s.stdin.close()
 	}
 	return false
 }
@@ -611,17 +605,6 @@ func (f *forwarder) forwardStatusLocked() int {
 		return 128 + int(ws.Signal())
 	}
 	return ps.ExitCode()
-}
-
-// classifier is classify, except in a proxy with no tap: there a line is
-// passed on as it is whatever it holds, so only a line that may need
-// routing is scanned. A tapped session keeps validating every line (the
-// recorder relies on it).
-func (s *session) classifier() func([]byte) (lineKind, protocol.Head) {
-	if s.fwd != nil && s.opts.Tap == nil && s.fwd.opts.TapParty == nil {
-		return classifyForward
-	}
-	return classify
 }
 
 // passOnly are the starts of the lines a proxy never acts on (see also

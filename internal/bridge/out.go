@@ -4,9 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"sync"
 	"time"
 
 	"github.com/agentjq/agentjq/internal/asyncq"
+	"github.com/agentjq/agentjq/internal/protocol"
 )
 
 // queueWriter owns one stream a peer reads (agentjq's stdout or stderr,
@@ -65,8 +68,6 @@ func (q *queueWriter) putNow(b []byte, done func()) bool {
 	}
 	return q.Put(done, b)
 }
-
-func (q *queueWriter) waitRoom(n int) bool { return q.WaitRoom(n, 0) }
 
 func (q *queueWriter) flushed(deadline time.Time) { q.Flushed(deadline) }
 
@@ -184,4 +185,90 @@ func (t *tail) String() string {
 		return string(t.buf[over:])
 	}
 	return string(t.buf)
+}
+
+// agentStdin is the agent's stdin: a queue that never blocks its writers,
+// and a lock that keeps the tap's order of lines that of the queue.
+type agentStdin struct {
+	mu   sync.Mutex
+	q    *queueWriter
+	file *os.File
+	tap  func(party protocol.Party, line []byte)
+}
+
+// write queues one line of agentjq's own for the agent's stdin; it never
+// blocks.
+func (in *agentStdin) write(line []byte) error { return in.writeAs(protocol.PartyAgentjq, line) }
+
+// writeAs is write for a line whose party is known: in a proxy the
+// recording marks who wrote it.
+func (in *agentStdin) writeAs(party protocol.Party, line []byte) error {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.writeLocked(party, line)
+}
+
+func (in *agentStdin) writeLocked(party protocol.Party, line []byte) error {
+	if in.q.IsClosed() || in.ended() {
+		return errors.New("the agent's stdin is closed")
+	}
+	in.tap(party, line)
+	buf := make([]byte, 0, len(line)+1)
+	if !in.q.put(append(append(buf, line...), '\n'), nil, false) {
+		return errors.New("the agent's stdin is closed")
+	}
+	return nil
+}
+
+func (in *agentStdin) ended() bool { return in.q.Ending() }
+
+// close ends the agent's stdin once what is queued is written: the agent
+// reads every answer, then EOF.
+func (in *agentStdin) close() {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.q.End()
+}
+
+// forceClose closes the pipe at once, whatever is queued or being
+// written: the writer's blocked write fails and its goroutine ends.
+func (in *agentStdin) forceClose() {
+	in.close()
+	in.q.Abandon()
+	in.file.Close()
+}
+
+func (s *session) tap(dir protocol.Direction, line []byte, known protocol.Known) {
+	if s.opts.Tap != nil && !s.ended.Load() {
+		s.opts.Tap(dir, line, known)
+	}
+}
+
+// event writes one of agentjq's own events, unless --no-events.
+func (s *session) event(v any) {
+	if s.ended.Load() {
+		return
+	}
+	b := protocol.Marshal(v)
+	if s.fwd != nil {
+		s.fwd.event(s, protocol.PartyAgentjq, b)
+		return
+	}
+	s.tap(protocol.DirEvent, b, 0)
+	if !s.opts.NoEvents {
+		s.outLine(b)
+	}
+}
+
+// outLine queues one line of agentjq's own for stdout; it never blocks.
+func (s *session) outLine(b []byte) {
+	s.out.put(append(b[:len(b):len(b)], '\n'), nil, false)
+}
+
+func (s *session) warn(code, msg string) { s.warnLine(code, msg, 0) }
+
+func (s *session) warnLine(code, msg string, line int) {
+	w := protocol.NewWarning(code, msg)
+	w.Line = line
+	s.event(w)
 }

@@ -166,7 +166,7 @@ func (s *session) readAgentStdout(ctx context.Context, w *pumpWatch) {
 		s.sawOutput()
 		// Backpressure: wait here, holding nothing, until the writer has
 		// room for this chunk.
-		s.out.waitRoom(len(buf))
+		s.out.WaitRoom(len(buf), 0)
 		lineNo = s.passChunk(ctx, buf, lineNo)
 		s.out.putNow(nil, func() { putChunk(buf) })
 	}
@@ -287,7 +287,7 @@ func (s *session) passOut(b []byte) {
 func (s *session) agentLine(ctx context.Context, n int, kind lineKind, head protocol.Head, line, withNL []byte) {
 	if s.fwd != nil && s.fwd.forwardAgentLine(ctx, kind, head, line, withNL) {
 		if kind != lineBlank && kind != lineBad && kind != lineDeep {
-			s.watch(head, line)
+			s.watched(s.watchLine(head, line))
 		}
 		return
 	}
@@ -305,7 +305,7 @@ func (s *session) agentLine(ctx context.Context, n int, kind lineKind, head prot
 	if head.Escaped {
 		typ, subtype, _ = head.Strings()
 	}
-	if typ == typeCommandLifecycle && s.lifecycle(line) {
+	if typ == typeCommandLifecycle && s.turns.lifecycle(line) {
 		return // about a turn id agentjq added: its own bookkeeping
 	}
 	if typ == protocol.TypeResult {
@@ -318,7 +318,7 @@ func (s *session) agentLine(ctx context.Context, n int, kind lineKind, head prot
 		s.warnPassedOver(passed)
 		return
 	}
-	s.watch(head, line)
+	s.watched(s.watchLine(head, line))
 	s.tap(protocol.DirOut, line, head.Known)
 	s.passOut(withNL)
 	switch typ {
@@ -326,14 +326,8 @@ func (s *session) agentLine(ctx context.Context, n int, kind lineKind, head prot
 		s.system(subtype, head, line)
 	case typeCommandLifecycle:
 	default:
-		s.control(ctx, typ, line)
+		s.ctl.control(ctx, typ, line)
 	}
-}
-
-// watch shows a line to Options.Watch: its events go out ahead of the
-// line, and a stop ends the session.
-func (s *session) watch(head protocol.Head, line []byte) {
-	s.watched(s.watchLine(head, line))
 }
 
 // watchLine asks Options.Watch about a line of type system, assistant or
@@ -356,7 +350,8 @@ func (s *session) watchLine(head protocol.Head, line []byte) ([]any, string) {
 	return nil, ""
 }
 
-// watched writes Watch's events and ends the session on a stop.
+// watched writes Watch's events (they go out ahead of the line) and ends
+// the session on a stop.
 func (s *session) watched(events []any, stop string) {
 	for _, e := range events {
 		s.event(e)
@@ -394,4 +389,15 @@ func passOnlyType(line []byte) string {
 		}
 	}
 	return ""
+}
+
+// classifier is classify, except in a proxy with no tap: there a line is
+// passed on as it is whatever it holds, so only a line that may need
+// routing is scanned. A tapped session keeps validating every line (the
+// recorder relies on it).
+func (s *session) classifier() func([]byte) (lineKind, protocol.Head) {
+	if s.fwd != nil && s.opts.Tap == nil && s.fwd.opts.TapParty == nil {
+		return classifyForward
+	}
+	return classify
 }

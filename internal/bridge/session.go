@@ -60,7 +60,7 @@ type Options struct {
 	Approver Decider
 	// Handlers answer other agent control requests by subtype.
 	Handlers map[string]ControlHandler
-	// Guard answers agentjq's own PreToolUse hook (see bridge/hosting.go).
+	// Guard answers agentjq's own PreToolUse hook (see answer.go).
 	Guard GuardFunc
 	// Init, when set, is sent as an initialize control request first.
 	Init any
@@ -147,33 +147,16 @@ type session struct {
 	// stopped is the reason Watch gave for ending the session.
 	stopped atomic.Pointer[string]
 
-	// inMu keeps the tap's order of lines to the agent that of the queue.
-	inMu      sync.Mutex
-	agentIn   *queueWriter // the agent's stdin
-	stdinFile *os.File
+	stdin agentStdin   // the agent's stdin (out.go)
+	out   *queueWriter // our stdout
+	errq  *queueWriter // our stderr (lossy: never holds anyone up)
 
-	out  *queueWriter // our stdout
-	errq *queueWriter // our stderr (lossy: never holds anyone up)
-
-	mu      sync.Mutex
-	changed chan struct{} // signalled when state the loop waits on changes
-	// open are the turns sent whose end has not been seen (turns.go).
-	open       []openTurn
-	lastSent   time.Time
-	queuedHint int // the last id-less result's queued_turn_count; -1 none
-	resultAt   time.Time
-	resultSeq  int // outputSeq when that result came
-	outputSeq  int // chunks of agent output read
-	hintTimer  bool
-	pending    map[string]context.CancelFunc // agent requests being answered
-	withdraw   map[string]context.CancelFunc // cancels a request the agent withdrew
-	asked      map[string]bool               // every request id the agent sent us
-	addedIDs   map[string]bool               // turn ids agentjq added, until their turn ends
-	ours       map[string]*time.Timer        // our own control requests awaiting replies
-	initAt     map[string]int                // our own initialize requests: turns sent before each
-	background map[string]bool               // background task ids
-	lastResult []byte                        // the last result line, raw
-	turns      int
+	// mu guards the session's state, turns' and ctl's too.
+	mu         sync.Mutex
+	changed    chan struct{} // signalled when state the loop waits on changes
+	turns      turnBook      // turns and background tasks in flight (turns.go)
+	ctl        controls      // control requests either way (answer.go)
+	lastResult []byte        // the last result line, raw
 	// denied holds the tool_use_id of every denied call, whoever denied it:
 	// agentjq answers and the agent's permission_denials name the same call.
 	denied      map[string]bool
@@ -193,12 +176,9 @@ type session struct {
 	ended      atomic.Bool // the exit event is written
 	stderrTail tail
 	infos      []lineInfo // the pump's, reused from chunk to chunk
-	reqSeq     int
 	atEndOnce  sync.Once
 
 	fwd *forwarder // nil unless Options.Forward
-
-	permTail <-chan struct{} // closed when the last permission request is answered
 }
 
 // Run runs a session to the end and reports its outcome. The error is
@@ -216,20 +196,23 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	errq.lossy = true
 	opts.Stderr = lineWriter{errq}
 	s := &session{
-		opts:       opts,
-		out:        newQueueWriter(opts.Stdout, outQueue),
-		errq:       errq,
-		changed:    make(chan struct{}, 1),
-		queuedHint: -1,
-		pending:    map[string]context.CancelFunc{},
-		withdraw:   map[string]context.CancelFunc{},
-		asked:      map[string]bool{},
-		addedIDs:   map[string]bool{},
-		ours:       map[string]*time.Timer{},
-		initAt:     map[string]int{},
-		background: map[string]bool{},
+		opts:    opts,
+		out:     newQueueWriter(opts.Stdout, outQueue),
+		errq:    errq,
+		changed: make(chan struct{}, 1),
+		turns:   turnBook{queuedHint: -1, addedIDs: map[string]bool{}, background: map[string]bool{}},
+		ctl: controls{pending: map[string]context.CancelFunc{}, withdraw: map[string]context.CancelFunc{},
+			asked: map[string]bool{}, ours: map[string]*time.Timer{}, initAt: map[string]int{}},
 		denied:     map[string]bool{},
 		stderrTail: tail{max: 64 << 10},
+	}
+	s.turns.mu, s.turns.notify, s.ctl.s = &s.mu, s.notify, s
+	s.stdin.tap = func(party protocol.Party, line []byte) {
+		if s.fwd != nil {
+			s.fwd.tap(s, protocol.DirIn, party, line, 0)
+		} else {
+			s.tap(protocol.DirIn, line, 0)
+		}
 	}
 	if opts.Gate != nil {
 		s.out.gate = opts.Gate
@@ -241,7 +224,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		s.fwd = newForwarder(&s.opts)
 		s.fwd.s = s
 	}
-	s.installGuard()
+	s.ctl.installGuard()
 	ctx, s.abort = context.WithCancel(ctx)
 	defer s.abort()
 	return s.run(ctx)
@@ -278,7 +261,7 @@ func (s *session) run(ctx context.Context) (Report, error) {
 			s.opts.OnStart(serr)
 		}
 		s.runAtEnd()
-		s.endOutput()
+		s.endOutputBy(time.Now().Add(s.opts.Grace))
 		return Report{AgentExit: -1}, serr
 	}
 	if s.opts.OnStart != nil {
@@ -287,10 +270,10 @@ func (s *session) run(ctx context.Context) (Report, error) {
 	stdinR.Close()
 	stdoutW.Close()
 	stderrW.Close()
-	s.cmd, s.pid, s.stdinFile = cmd, cmd.Pid(), stdinW
+	s.cmd, s.pid, s.stdin.file = cmd, cmd.Pid(), stdinW
 	// Answers and turns queue here; only the input reader waits for room.
-	s.agentIn = newQueueWriter(stdinW, 1<<20)
-	s.agentIn.closer = stdinW
+	s.stdin.q = newQueueWriter(stdinW, 1<<20)
+	s.stdin.q.closer = stdinW
 	s.lastOutput = time.Now()
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -307,7 +290,7 @@ func (s *session) run(ctx context.Context) (Report, error) {
 	go func() { waitErr = cmd.Wait(); close(exited) }()
 
 	if s.opts.Init != nil {
-		s.sendOwnRequest("init", s.opts.Init)
+		s.ctl.sendOwnRequest("init", s.opts.Init)
 	}
 	if s.opts.HasPrompt {
 		s.sendTurn(protocol.UserTurnWithSession(s.opts.Prompt, ""), true)
@@ -325,7 +308,7 @@ func (s *session) run(ctx context.Context) (Report, error) {
 	// still holds the pipes is cut off), the exit event and stderr are
 	// written, and whatever a peer would not take by then is abandoned.
 	deadline := time.Now().Add(s.opts.Grace)
-	s.forceCloseStdin()
+	s.stdin.forceClose()
 	stdoutWait := time.Until(deadline)
 	if s.out.stalledFor() >= s.opts.Grace {
 		stdoutWait = 0
@@ -357,7 +340,7 @@ func (s *session) run(ctx context.Context) (Report, error) {
 	}
 	stdoutR.Close()
 	stderrR.Close()
-	s.cancelPending()
+	s.ctl.cancelPending()
 	s.runAtEnd()
 	if waitErr != nil && s.cmd.ProcessState == nil {
 		s.endOutputBy(deadline)
@@ -369,10 +352,6 @@ func (s *session) run(ctx context.Context) (Report, error) {
 	s.endOutputBy(deadline)
 	return rep, nil
 }
-
-// endOutput writes out what is queued for stdout and stderr, waiting at
-// most one grace period.
-func (s *session) endOutput() { s.endOutputBy(time.Now().Add(s.opts.Grace)) }
 
 // endOutputBy writes out stdout and stderr, giving up on a stream its
 // reader does not take by deadline (never less than a moment, so a
@@ -421,8 +400,8 @@ func (s *session) loop(ctx context.Context, exited <-chan struct{}) {
 		case <-s.changed:
 			switch {
 			case sd == nil && s.readyToClose():
-				s.closeStdin()
-				sd = s.startShutdown(stageCloseStdin)
+				s.stdin.close()
+				sd = &shutdown{stage: stageCloseStdin, timer: time.NewTimer(s.opts.Grace)}
 			case sd != nil && sd.stage == stageInterrupt && !s.turnInFlight():
 				// The interrupted turn has its result: no need to wait.
 				sd = s.escalate(sd, stageCloseStdin)
@@ -466,7 +445,10 @@ func (s *session) loop(ctx context.Context, exited <-chan struct{}) {
 			}
 		case <-outClosed:
 			outClosed = nil
-			s.markStdoutClosed()
+			s.mu.Lock()
+			s.stdoutClosed = true
+			s.mu.Unlock()
+			s.out.MarkClosed()
 			if sd == nil || sd.stage < stageCloseStdin {
 				sd = s.escalate(sd, stageCloseStdin)
 			}
@@ -500,10 +482,6 @@ type shutdown struct {
 	timer *time.Timer
 }
 
-func (s *session) startShutdown(stage int) *shutdown {
-	return &shutdown{stage: stage, timer: time.NewTimer(s.opts.Grace)}
-}
-
 // escalate moves the shutdown to at least stage and acts on it.
 func (s *session) escalate(sd *shutdown, stage int) *shutdown {
 	if sd != nil {
@@ -515,23 +493,23 @@ func (s *session) escalate(sd *shutdown, stage int) *shutdown {
 	switch stage {
 	case stageInterrupt:
 		if s.turnInFlight() {
-			s.sendOwnRequest("interrupt", map[string]string{"subtype": protocol.SubInterrupt})
+			s.ctl.sendOwnRequest("interrupt", map[string]string{"subtype": protocol.SubInterrupt})
 		} else {
 			// Nothing to interrupt: go straight to closing stdin.
 			return s.escalate(sd, stageCloseStdin)
 		}
 	case stageCloseStdin:
-		s.closeStdin()
+		s.stdin.close()
 	case stageTerm:
 		// An agent that does not read its stdin never sees the EOF the
 		// last stage queued: close the pipe under the writer.
-		s.forceCloseStdin()
+		s.stdin.forceClose()
 		s.cmd.Signal(syscall.SIGTERM)
 	default:
 		s.cmd.Kill()
 		stage = stageKill
 	}
-	return s.startShutdown(stage)
+	return &shutdown{stage: stage, timer: time.NewTimer(s.opts.Grace)}
 }
 
 // readyToClose: our input is done, no turn is in flight, no control
@@ -543,7 +521,7 @@ func (s *session) readyToClose() bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.inputDone && s.inFlightLocked() == 0 && len(s.pending) == 0 && len(s.ours) == 0 && len(s.background) == 0 && s.settledLocked()
+	return s.inputDone && s.turns.inFlightLocked() == 0 && len(s.ctl.pending) == 0 && len(s.ctl.ours) == 0 && len(s.turns.background) == 0 && s.settledLocked()
 }
 
 // silentFor is how long since the agent's last line.
@@ -564,7 +542,7 @@ func (s *session) forcedShutdown() bool {
 func (s *session) turnInFlight() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.inFlightLocked() > 0 || len(s.background) > 0
+	return s.turns.inFlightLocked() > 0 || len(s.turns.background) > 0
 }
 
 // idleFor is how long the agent has been silent while it owed us output.
@@ -574,7 +552,7 @@ func (s *session) turnInFlight() bool {
 func (s *session) idleFor() time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if (s.inFlightLocked() == 0 && len(s.background) == 0 && len(s.ours) == 0) || len(s.pending) > 0 {
+	if (s.turns.inFlightLocked() == 0 && len(s.turns.background) == 0 && len(s.ctl.ours) == 0) || len(s.ctl.pending) > 0 {
 		s.owedSince = time.Now()
 		return 0
 	}
@@ -595,69 +573,12 @@ func (s *session) setInputDone() {
 	s.notify()
 }
 
-func (s *session) markStdoutClosed() {
-	s.mu.Lock()
-	s.stdoutClosed = true
-	s.mu.Unlock()
-	s.out.MarkClosed()
-}
-
 // sawOutput notes a chunk of agent output.
 func (s *session) sawOutput() {
 	s.mu.Lock()
 	s.lastOutput = time.Now()
-	s.outputSeq++
+	s.turns.outputSeq++
 	s.mu.Unlock()
-}
-
-// writeAgent queues one line of agentjq's own for the agent's stdin; it
-// never blocks.
-func (s *session) writeAgent(line []byte) error {
-	return s.writeAgentAs(protocol.PartyAgentjq, line)
-}
-
-// writeAgentAs is writeAgent for a line whose party is known: in a proxy
-// the recording marks who wrote it.
-func (s *session) writeAgentAs(party protocol.Party, line []byte) error {
-	s.inMu.Lock()
-	defer s.inMu.Unlock()
-	return s.writeAgentLocked(party, line)
-}
-
-func (s *session) writeAgentLocked(party protocol.Party, line []byte) error {
-	if s.agentIn.IsClosed() || s.stdinEnded() {
-		return errors.New("the agent's stdin is closed")
-	}
-	if s.fwd != nil {
-		s.fwd.tap(s, protocol.DirIn, party, line, 0)
-	} else {
-		s.tap(protocol.DirIn, line, 0)
-	}
-	buf := make([]byte, 0, len(line)+1)
-	if !s.agentIn.put(append(append(buf, line...), '\n'), nil, false) {
-		return errors.New("the agent's stdin is closed")
-	}
-	return nil
-}
-
-func (s *session) stdinEnded() bool {
-	return s.agentIn.Ending()
-}
-
-// closeStdin ends the agent's stdin once what is queued is written: the
-// agent reads every answer, then EOF.
-func (s *session) closeStdin() {
-	s.inMu.Lock()
-	defer s.inMu.Unlock()
-	s.agentIn.End()
-}
-
-// forceCloseStdin closes the pipe at once, whatever is queued or being
-// written: the writer's blocked write fails and its goroutine ends.
-func (s *session) forceCloseStdin() {
-	s.closeStdin()
-	s.agentIn.Abandon()
-	s.stdinFile.Close()
 }
 
 // sendTurn sends a user turn and counts it in flight. Only the input
@@ -665,30 +586,30 @@ func (s *session) forceCloseStdin() {
 // producer back.
 func (s *session) sendTurn(line []byte, ours bool) {
 	id, added := turnID(line), false
-	s.agentIn.waitRoom(len(line) + 50)
-	s.inMu.Lock()
+	s.stdin.q.WaitRoom(len(line)+50, 0)
+	s.stdin.mu.Lock()
 	s.mu.Lock()
-	if id == "" && s.opts.Profile.TurnIDs && s.inFlightLocked() > 0 {
+	if id == "" && s.opts.Profile.TurnIDs && s.turns.inFlightLocked() > 0 {
 		// The agent may fold this turn into the next it runs: give it a
 		// name the result will carry (turns.go).
 		line, id = withNewTurnID(line)
 		added = true
 	}
-	s.turnSentLocked(id)
+	s.turns.sentLocked(id)
 	if added {
-		s.addedIDs[id] = true
+		s.turns.addedIDs[id] = true
 	}
 	s.mu.Unlock()
-	err := s.writeAgentLocked(protocol.PartyAgentjq, line)
-	s.inMu.Unlock()
+	err := s.stdin.writeLocked(protocol.PartyAgentjq, line)
+	s.stdin.mu.Unlock()
 	if err != nil {
 		s.mu.Lock()
 		// Not sent: forget the turn counted above (the last one; inMu
 		// kept any other from being counted since).
-		if len(s.open) > 0 {
-			s.open = s.open[:len(s.open)-1]
+		if len(s.turns.open) > 0 {
+			s.turns.open = s.turns.open[:len(s.turns.open)-1]
 		}
-		s.turns--
+		s.turns.n--
 		s.mu.Unlock()
 		s.warn(protocol.WarnInternal, "could not send a turn: "+err.Error())
 		return
@@ -698,70 +619,13 @@ func (s *session) sendTurn(line []byte, ours bool) {
 	}
 }
 
-// sendOwnRequest sends a control request of agentjq's own; its reply is
-// passed through like any other line. An agent that never answers does not
-// hold the session: after ControlTimeout a warning, and it goes on. An
-// initialize is given up on sooner, once the agent has finished a turn
-// sent after it (passedOverLocked).
-func (s *session) sendOwnRequest(kind string, body any) {
-	s.mu.Lock()
-	s.reqSeq++
-	id := "agentjq-" + kind + "-" + strconv.Itoa(s.reqSeq)
-	if kind == "init" {
-		s.initAt[id] = s.turns
-	}
-	s.ours[id] = time.AfterFunc(s.opts.ControlTimeout, func() {
-		s.mu.Lock()
-		_, waiting := s.ours[id]
-		delete(s.ours, id)
-		s.mu.Unlock()
-		if waiting {
-			s.warn(protocol.WarnUnanswered, fmt.Sprintf("the agent did not answer agentjq's %s request (%s) within %s; going on without it", kind, id, s.opts.ControlTimeout))
-			s.notify()
-		}
-	})
-	s.mu.Unlock()
-	if err := s.writeAgent(protocol.ControlRequest(id, body)); err != nil {
-		s.mu.Lock()
-		if t := s.ours[id]; t != nil {
-			t.Stop()
-		}
-		delete(s.ours, id)
-		s.mu.Unlock()
-	}
-}
-
-// passedOverLocked gives up on our own initialize requests that the
-// agent went past: it reads its stdin in order and answers an initialize
-// before it runs a turn written after it (the CLI does so at once), so a
-// finished turn sent after the request means no answer is coming. It
-// returns the ids given up on, to be warned of once s.mu is released.
-// s.mu is held.
-func (s *session) passedOverLocked() []string {
-	done := s.turns - len(s.open)
-	var ids []string
-	for id, before := range s.initAt {
-		t, waiting := s.ours[id]
-		switch {
-		case !waiting:
-			delete(s.initAt, id)
-		case done > before:
-			t.Stop()
-			delete(s.ours, id)
-			delete(s.initAt, id)
-			ids = append(ids, id)
-		}
-	}
-	return ids
-}
-
 // readInput turns our stdin into agent messages.
 func (s *session) readInput(ctx context.Context) {
 	defer s.setInputDone()
 	lr := newLineReader(s.opts.Stdin)
 	for {
 		line, err := lr.next()
-		if line != nil && (s.stdinEnded() || s.agentIn.IsClosed()) {
+		if line != nil && (s.stdin.ended() || s.stdin.q.IsClosed()) {
 			// The session is shutting down: say so once, not per line.
 			if len(bytes.TrimSpace(line)) > 0 {
 				s.warnLine(protocol.WarnInternal, fmt.Sprintf("stdin:%d: the agent's stdin is closed; this line and any after it not sent", lr.n), lr.n)
@@ -814,7 +678,7 @@ func (s *session) inputLine(n int, line []byte) {
 		// from the client would reach the agent as a duplicate.
 		key, _, ok := requestKey(protocol.Fields(env.Response, "request_id")[0])
 		s.mu.Lock()
-		dup := ok && s.asked[key]
+		dup := ok && s.ctl.asked[key]
 		s.mu.Unlock()
 		if dup {
 			msg := fmt.Sprintf("stdin:%d: control_response for request %s, which agentjq answers itself; dropped", n, key)
@@ -823,7 +687,7 @@ func (s *session) inputLine(n int, line []byte) {
 			return
 		}
 	}
-	if err := s.writeAgent(trimmed); err != nil {
+	if err := s.stdin.write(trimmed); err != nil {
 		s.warn(protocol.WarnInternal, "could not send stdin line: "+err.Error())
 	}
 }
@@ -835,96 +699,6 @@ func (s *session) envelopeSession() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.sessionID
-}
-
-// control routes the control messages of the agent.
-func (s *session) control(ctx context.Context, typ string, line []byte) {
-	switch typ {
-	case protocol.TypeControlRequest:
-		f := protocol.Fields(line, "request_id", "request")
-		key, rawID, ok := requestKey(f[0])
-		if !ok {
-			s.warn(protocol.WarnUnanswered, "agent stdout: a control_request without a string or number request_id cannot be answered")
-			return
-		}
-		s.startAnswer(ctx, key, rawID, append([]byte(nil), f[1]...))
-	case protocol.TypeControlCancel:
-		key, _, _ := requestKey(protocol.Fields(line, "request_id")[0])
-		s.mu.Lock()
-		withdraw := s.withdraw[key]
-		s.mu.Unlock()
-		if withdraw != nil {
-			withdraw()
-		}
-	case protocol.TypeControlResp:
-		key, _, _ := requestKey(protocol.Fields(protocol.Fields(line, "response")[0], "request_id")[0])
-		s.mu.Lock()
-		if t := s.ours[key]; t != nil {
-			t.Stop()
-		}
-		delete(s.ours, key)
-		s.mu.Unlock()
-		s.notify()
-	}
-}
-
-// startAnswer answers one agent request on a goroutine of its own; a
-// control_cancel_request for key cancels it.
-func (s *session) startAnswer(ctx context.Context, key string, rawID, req json.RawMessage) {
-	hctx, cancel := context.WithCancelCause(ctx)
-	s.mu.Lock()
-	s.asked[key] = true
-	s.pending[key] = func() { cancel(context.Canceled) }
-	s.withdraw[key] = func() { cancel(errWithdrawn) }
-	var turn permissionTurn
-	if sub, _ := protocol.String(protocol.Fields(req, "subtype")[0]); sub == protocol.SubCanUseTool {
-		// Permission requests are decided one at a time, in the order they
-		// came: an approver or a person sees them in that order.
-		turn = permissionTurn{prev: s.permTail, done: make(chan struct{})}
-		s.permTail = turn.done
-	}
-	s.mu.Unlock()
-	go func() {
-		if turn.done != nil {
-			defer close(turn.done)
-			if turn.prev != nil {
-				select {
-				case <-turn.prev:
-				case <-hctx.Done():
-				}
-			}
-		}
-		s.answer(hctx, key, rawID, req)
-	}()
-}
-
-// permissionTurn orders one permission request after the one before it.
-type permissionTurn struct {
-	prev <-chan struct{} // closed when the request before is answered
-	done chan struct{}
-}
-
-// requestKey reads a request_id: a string or a number, which the answer
-// must echo as the same JSON value. key names it inside agentjq (a
-// string's text, a number's digits).
-func requestKey(raw []byte) (key string, rawID json.RawMessage, ok bool) {
-	if len(raw) == 0 {
-		return "", nil, false
-	}
-	if raw[0] == '"' {
-		str, ok := protocol.String(raw)
-		return str, append(json.RawMessage(nil), raw...), ok
-	}
-	if raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9') {
-		return string(raw), append(json.RawMessage(nil), raw...), json.Valid(raw)
-	}
-	return "", nil, false
-}
-
-func (s *session) tap(dir protocol.Direction, line []byte, known protocol.Known) {
-	if s.opts.Tap != nil && !s.ended.Load() {
-		s.opts.Tap(dir, line, known)
-	}
 }
 
 // systemRouted reports whether agentjq acts on a system event of subtype.
@@ -961,55 +735,8 @@ func (s *session) system(subtype string, head protocol.Head, line []byte) {
 			s.warn(protocol.WarnVersion, msg)
 		}
 	case "task_started", "task_notification", "task_updated", "background_tasks_changed":
-		s.trackTask(subtype, line)
+		s.turns.trackTask(subtype, line)
 	}
-}
-
-// trackTask follows background tasks: the session is not over while one
-// runs, even after the turn's result.
-func (s *session) trackTask(subtype string, line []byte) {
-	var t struct {
-		TaskID     string `json:"task_id"`
-		Background bool   `json:"is_backgrounded"`
-		Status     string `json:"status"`
-		Patch      struct {
-			Status string `json:"status"`
-		} `json:"patch"`
-		Tasks []struct {
-			TaskID string `json:"task_id"`
-		} `json:"tasks"`
-	}
-	if json.Unmarshal(line, &t) != nil {
-		return
-	}
-	s.mu.Lock()
-	switch subtype {
-	case "task_started":
-		if t.Background {
-			s.background[t.TaskID] = true
-		}
-	case "task_notification":
-		delete(s.background, t.TaskID)
-	case "task_updated":
-		if terminalTaskStatus(t.Patch.Status) {
-			delete(s.background, t.TaskID)
-		}
-	case "background_tasks_changed":
-		s.background = map[string]bool{}
-		for _, task := range t.Tasks {
-			s.background[task.TaskID] = true
-		}
-	}
-	s.mu.Unlock()
-	s.notify()
-}
-
-func terminalTaskStatus(st string) bool {
-	switch st {
-	case "completed", "failed", "killed", "cancelled", "stopped", "error":
-		return true
-	}
-	return false
 }
 
 func (s *session) nonJSON(n int, line []byte) {
@@ -1047,55 +774,22 @@ func (s *session) readAgentStderr(r io.Reader) {
 	}
 }
 
-// event writes one of agentjq's own events, unless --no-events.
-func (s *session) event(v any) {
-	if s.ended.Load() {
-		return
-	}
-	b := protocol.Marshal(v)
-	if s.fwd != nil {
-		s.fwd.event(s, protocol.PartyAgentjq, b)
-		return
-	}
-	s.tap(protocol.DirEvent, b, 0)
-	if !s.opts.NoEvents {
-		s.outLine(b)
-	}
-}
-
-// outLine queues one line of agentjq's own for stdout; it never blocks.
-func (s *session) outLine(b []byte) {
-	s.out.put(append(b[:len(b):len(b)], '\n'), nil, false)
-}
-
-func (s *session) warn(code, msg string) { s.warnLine(code, msg, 0) }
-
-func (s *session) warnLine(code, msg string, line int) {
-	w := protocol.NewWarning(code, msg)
-	w.Line = line
-	s.event(w)
-}
-
-func (s *session) cancelPending() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, c := range s.pending {
-		c()
-	}
-	// No reply is awaited any more: no late "did not answer" warning.
-	for id, t := range s.ours {
-		t.Stop()
-		delete(s.ours, id)
-	}
-}
-
 // finish computes the outcome and writes the exit event. What was tapped
 // is written out first (TapErr waits for it), so that a recording whose
 // last lines could not be written makes the exit event an error; the exit
 // event is recorded before it is sent, so that a recording that cannot
 // take it makes the event stdout gets an error too.
+//
+// tapErr is called without s.mu: a recorder behind a slow disk holds up
+// only the end of the session.
 func (s *session) finish() Report {
-	tapErr := s.tapErr()
+	tapErrOf := func() error {
+		if s.opts.TapErr == nil {
+			return nil
+		}
+		return s.opts.TapErr()
+	}
+	tapErr := tapErrOf()
 	rep, ev := s.outcome(tapErr)
 	if tapErr != nil || s.opts.TapErr == nil || s.fwd != nil {
 		s.event(ev)
@@ -1107,7 +801,7 @@ func (s *session) finish() Report {
 	}
 	b := protocol.Marshal(ev)
 	s.tap(protocol.DirEvent, b, 0)
-	if err := s.tapErr(); err != nil {
+	if err := tapErrOf(); err != nil {
 		// Not recorded: the recording has failed already.
 		rep, ev = s.outcome(err)
 		b = protocol.Marshal(ev)
@@ -1119,23 +813,13 @@ func (s *session) finish() Report {
 	return rep
 }
 
-// tapErr waits for what the tap feeds to take every line tapped so far
-// and reports its failure. It is called without s.mu: a recorder behind
-// a slow disk holds up only the end of the session.
-func (s *session) tapErr() error {
-	if s.opts.TapErr == nil {
-		return nil
-	}
-	return s.opts.TapErr()
-}
-
 // outcome is the session's report and exit event; tapErr is the
 // recording's failure, which makes any session an error.
 func (s *session) outcome(tapErr error) (Report, protocol.Exit) {
-	ending := s.stdinEnded()
+	ending := s.stdin.ended()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rep := Report{AgentExit: s.cmd.ProcessState.ExitCode(), Turns: s.turns, Denials: len(s.denied)}
+	rep := Report{AgentExit: s.cmd.ProcessState.ExitCode(), Turns: s.turns.n, Denials: len(s.denied)}
 	var sig syscall.Signal
 	if ws, ok := s.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		sig = ws.Signal()
@@ -1148,7 +832,7 @@ func (s *session) outcome(tapErr error) (Report, protocol.Exit) {
 	switch {
 	case s.reaped:
 		agentExit = 0 // its work was done; we ended it
-	case ending && len(s.open) == 0 && (sig == syscall.SIGTERM || sig == syscall.SIGINT || sig == syscall.SIGHUP):
+	case ending && len(s.turns.open) == 0 && (sig == syscall.SIGTERM || sig == syscall.SIGINT || sig == syscall.SIGHUP):
 		// Idle, its stdin closed (the session's normal end), and ended by
 		// a signal from whoever ended the session too (an ACP client such
 		// as acpx signals the agent's descendants with the agent): no
@@ -1167,7 +851,7 @@ func (s *session) outcome(tapErr error) (Report, protocol.Exit) {
 		Stalled:      s.stalled,
 		Interrupted:  s.interrupted,
 		StdoutClosed: s.stdoutClosed || s.out.IsClosed(),
-		TurnInFlight: len(s.open) > 0,
+		TurnInFlight: len(s.turns.open) > 0,
 		AgentExit:    agentExit,
 		LastResult:   last,
 		Denials:      len(s.denied),
@@ -1273,4 +957,35 @@ func later(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// stdinSettle is how long the agent must have been quiet before its stdin
+// is closed at the end of a session that hosts hooks or MCP servers: the
+// agent sends control requests right after a result or an initialize
+// response (notifications/initialized, tools/list, Stop hooks), and one
+// sent to a closed stdin is lost ("Stream closed").
+const stdinSettle = 500 * time.Millisecond
+
+// settledLocked reports whether stdin may close as far as KeepStdinOpen is
+// concerned; when not yet, it arranges to be asked again. s.mu is held.
+func (s *session) settledLocked() bool {
+	if !s.opts.KeepStdinOpen {
+		return true
+	}
+	wait := min(stdinSettle, s.opts.Grace) - time.Since(s.lastOutput)
+	if wait <= 0 {
+		return true
+	}
+	time.AfterFunc(wait+time.Millisecond, s.notify)
+	return false
+}
+
+// runAtEnd runs Options.AtEnd once: hosted servers and their processes go
+// before the exit event is written.
+func (s *session) runAtEnd() {
+	s.atEndOnce.Do(func() {
+		for _, f := range s.opts.AtEnd {
+			f()
+		}
+	})
 }

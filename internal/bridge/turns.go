@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/agentjq/agentjq/internal/protocol"
@@ -37,6 +38,25 @@ const typeCommandLifecycle = "command_lifecycle"
 // foldSettle is how long after writing a turn agentjq assumes the agent
 // may not have read it yet.
 const foldSettle = time.Second
+
+// turnBook counts the turns in flight, and the background tasks. Its
+// fields are guarded by the session's mu; methods named *Locked are called
+// with it held, the others take it.
+type turnBook struct {
+	mu     *sync.Mutex
+	notify func() // the session's: state the loop waits on changed
+
+	open       []openTurn // the turns sent whose end has not been seen
+	n          int        // turns sent
+	lastSent   time.Time
+	queuedHint int // the last id-less result's queued_turn_count; -1 none
+	resultAt   time.Time
+	resultSeq  int // outputSeq when that result came
+	outputSeq  int // chunks of agent output read
+	hintTimer  bool
+	addedIDs   map[string]bool // turn ids agentjq added, until their turn ends
+	background map[string]bool // background task ids
+}
 
 type openTurn struct {
 	id   string // "" when the agent will not name it
@@ -70,21 +90,21 @@ func withNewTurnID(line []byte) ([]byte, string) {
 }
 
 // turnSentLocked counts a turn in flight. s.mu is held.
-func (s *session) turnSentLocked(id string) {
-	s.open = append(s.open, openTurn{id: id, sent: time.Now()})
-	s.turns++
-	s.lastSent = time.Now()
+func (t *turnBook) sentLocked(id string) {
+	t.open = append(t.open, openTurn{id: id, sent: time.Now()})
+	t.n++
+	t.lastSent = time.Now()
 }
 
 // finishTurnsLocked marks turns done: with names, every turn up to the
 // last one named (the agent takes turns in order, so one sent before a
 // turn it has answered is answered too, alone or folded into it); with no
 // name it knows, the oldest.
-func (s *session) finishTurnsLocked(ids []string) {
+func (t *turnBook) finishLocked(ids []string) {
 	last := -1
-	for i, t := range s.open {
+	for i, o := range t.open {
 		for _, id := range ids {
-			if t.id != "" && t.id == id {
+			if o.id != "" && o.id == id {
 				last = i
 			}
 		}
@@ -92,26 +112,26 @@ func (s *session) finishTurnsLocked(ids []string) {
 	if last < 0 {
 		// No names, or ids from another run (a recording replayed as
 		// the agent): as good as none.
-		last = min(0, len(s.open)-1)
+		last = min(0, len(t.open)-1)
 	}
-	s.open = s.open[last+1:]
+	t.open = t.open[last+1:]
 }
 
 // cancelTurnLocked forgets one turn the agent dropped.
-func (s *session) cancelTurnLocked(id string) {
-	for i, t := range s.open {
-		if t.id == id {
-			s.open = append(s.open[:i:i], s.open[i+1:]...)
+func (t *turnBook) cancelLocked(id string) {
+	for i, o := range t.open {
+		if o.id == id {
+			t.open = append(t.open[:i:i], t.open[i+1:]...)
 			return
 		}
 	}
 }
 
 // namesOpenLocked reports whether ids name a turn in flight.
-func (s *session) namesOpenLocked(ids []string) bool {
-	for _, t := range s.open {
+func (t *turnBook) namesOpenLocked(ids []string) bool {
+	for _, o := range t.open {
 		for _, id := range ids {
-			if t.id != "" && t.id == id {
+			if o.id != "" && o.id == id {
 				return true
 			}
 		}
@@ -122,32 +142,32 @@ func (s *session) namesOpenLocked(ids []string) bool {
 // inFlightLocked is the number of turns still in flight, after believing
 // the last result's queued_turn_count where that is safe. When it is not
 // safe yet but may become so, it arranges to be asked again.
-func (s *session) inFlightLocked() int {
-	if s.queuedHint >= 0 && len(s.open) > s.queuedHint {
-		quietSince := s.resultAt
-		if s.lastSent.After(quietSince) {
-			quietSince = s.lastSent
+func (t *turnBook) inFlightLocked() int {
+	if t.queuedHint >= 0 && len(t.open) > t.queuedHint {
+		quietSince := t.resultAt
+		if t.lastSent.After(quietSince) {
+			quietSince = t.lastSent
 		}
 		switch {
-		case s.outputSeq != s.resultSeq:
+		case t.outputSeq != t.resultSeq:
 			// The agent wrote since: the hint is stale.
-			s.queuedHint = -1
+			t.queuedHint = -1
 		case time.Since(quietSince) >= foldSettle:
-			s.open = s.open[len(s.open)-s.queuedHint:]
-			s.queuedHint = -1
+			t.open = t.open[len(t.open)-t.queuedHint:]
+			t.queuedHint = -1
 		default:
-			if !s.hintTimer {
-				s.hintTimer = true
+			if !t.hintTimer {
+				t.hintTimer = true
 				time.AfterFunc(foldSettle-time.Since(quietSince)+time.Millisecond, func() {
-					s.mu.Lock()
-					s.hintTimer = false
-					s.mu.Unlock()
-					s.notify()
+					t.mu.Lock()
+					t.hintTimer = false
+					t.mu.Unlock()
+					t.notify()
 				})
 			}
 		}
 	}
-	return len(s.open)
+	return len(t.open)
 }
 
 // result counts the turns a result answers. Only what the session needs
@@ -190,13 +210,13 @@ func (s *session) result(line []byte, f [len(protocol.ResultKeys)][]byte) (passe
 		}
 		s.denied[key] = true
 	}
-	named := s.namesOpenLocked(ids)
-	s.finishTurnsLocked(ids)
-	s.queuedHint = -1
+	named := s.turns.namesOpenLocked(ids)
+	s.turns.finishLocked(ids)
+	s.turns.queuedHint = -1
 	if !named && queued >= 0 {
-		s.queuedHint, s.resultAt, s.resultSeq = queued, time.Now(), s.outputSeq
+		s.turns.queuedHint, s.turns.resultAt, s.turns.resultSeq = queued, time.Now(), s.turns.outputSeq
 	}
-	passed := s.passedOverLocked()
+	passed := s.ctl.passedOverLocked()
 	s.mu.Unlock()
 	s.notify()
 	return passed
@@ -215,7 +235,7 @@ func (s *session) warnPassedOver(ids []string) {
 // added itself: such events exist only because of agentjq and are not
 // passed on, so that stdout is what the agent writes for the turns as the
 // client sent them.
-func (s *session) lifecycle(line []byte) (own bool) {
+func (t *turnBook) lifecycle(line []byte) (own bool) {
 	var ev struct {
 		UUID  string `json:"command_uuid"`
 		State string `json:"state"`
@@ -223,19 +243,66 @@ func (s *session) lifecycle(line []byte) (own bool) {
 	if json.Unmarshal(line, &ev) != nil || ev.UUID == "" {
 		return false
 	}
-	s.mu.Lock()
-	own = s.addedIDs[ev.UUID]
+	t.mu.Lock()
+	own = t.addedIDs[ev.UUID]
 	switch ev.State {
 	case "completed":
-		if s.namesOpenLocked([]string{ev.UUID}) {
-			s.finishTurnsLocked([]string{ev.UUID})
+		if t.namesOpenLocked([]string{ev.UUID}) {
+			t.finishLocked([]string{ev.UUID})
 		}
-		delete(s.addedIDs, ev.UUID)
+		delete(t.addedIDs, ev.UUID)
 	case "cancelled":
-		s.cancelTurnLocked(ev.UUID)
-		delete(s.addedIDs, ev.UUID)
+		t.cancelLocked(ev.UUID)
+		delete(t.addedIDs, ev.UUID)
 	}
-	s.mu.Unlock()
-	s.notify()
+	t.mu.Unlock()
+	t.notify()
 	return own
+}
+
+// trackTask follows background tasks: the session is not over while one
+// runs, even after the turn's result.
+func (t *turnBook) trackTask(subtype string, line []byte) {
+	var ev struct {
+		TaskID     string `json:"task_id"`
+		Background bool   `json:"is_backgrounded"`
+		Status     string `json:"status"`
+		Patch      struct {
+			Status string `json:"status"`
+		} `json:"patch"`
+		Tasks []struct {
+			TaskID string `json:"task_id"`
+		} `json:"tasks"`
+	}
+	if json.Unmarshal(line, &ev) != nil {
+		return
+	}
+	t.mu.Lock()
+	switch subtype {
+	case "task_started":
+		if ev.Background {
+			t.background[ev.TaskID] = true
+		}
+	case "task_notification":
+		delete(t.background, ev.TaskID)
+	case "task_updated":
+		if terminalTaskStatus(ev.Patch.Status) {
+			delete(t.background, ev.TaskID)
+		}
+	case "background_tasks_changed":
+		t.background = map[string]bool{}
+		for _, task := range ev.Tasks {
+			t.background[task.TaskID] = true
+		}
+	}
+	t.mu.Unlock()
+	t.notify()
+}
+
+func terminalTaskStatus(st string) bool {
+	switch st {
+	case "completed", "failed", "killed", "cancelled", "stopped", "error":
+		return true
+	}
+	return false
 }

@@ -36,14 +36,16 @@ func TestInitUnansweredAfterResult(t *testing.T) {
 // is answered, the idle clock starts again from the answer, however long
 // before it the idle check last looked (its tick is up to a second).
 func TestIdleClockRestartsAtTheAnswer(t *testing.T) {
-	s := &session{pending: map[string]context.CancelFunc{}, ours: map[string]*time.Timer{"init": nil}, queuedHint: -1}
+	s := &session{turns: turnBook{queuedHint: -1},
+		ctl: controls{pending: map[string]context.CancelFunc{}, withdraw: map[string]context.CancelFunc{}, ours: map[string]*time.Timer{"init": nil}}}
+	s.ctl.s = s
 	s.lastOutput = time.Now().Add(-time.Hour) // the agent asked, then was quiet
-	s.pending["ask"] = func() {}
+	s.ctl.pending["ask"] = func() {}
 	if d := s.idleFor(); d != 0 {
 		t.Fatalf("idle %v while a request is being answered, want 0", d)
 	}
 	s.owedSince = time.Now().Add(-time.Hour) // the idle check last looked long ago
-	s.answered("ask")
+	s.ctl.answered("ask")
 	if d := s.idleFor(); d > time.Minute {
 		t.Errorf("idle %v right after the answer: the answer's time counted as the agent's silence", d)
 	}
