@@ -1,8 +1,6 @@
 package bridge
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -63,16 +61,6 @@ type openTurn struct {
 	sent time.Time
 }
 
-// newTurnID returns a random UUID (version 4).
-func newTurnID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-}
-
 // turnID returns the uuid a user message line carries, if any.
 func turnID(line []byte) string {
 	id, _ := protocol.String(protocol.Fields(line, "uuid")[0])
@@ -81,7 +69,7 @@ func turnID(line []byte) string {
 
 // withNewTurnID returns the line with a new uuid added at its end.
 func withNewTurnID(line []byte) ([]byte, string) {
-	id := newTurnID()
+	id := protocol.NewUUID()
 	out := make([]byte, 0, len(line)+50)
 	out = append(out, line[:len(line)-1]...) // the closing brace
 	out = append(out, `,"uuid":"`...)
