@@ -197,6 +197,21 @@ func checkSeqs(t *testing.T, who string, evs []testEvent, first int64) {
 	}
 }
 
+// liveFollowed is a live server's session and a client that follows it
+// from its first event and allows every call.
+func liveFollowed(t *testing.T) (a *testClient, sid, wd string) {
+	t.Helper()
+	srv, wd := liveServer(t, Options{})
+	a = connect(t, srv, true)
+	a.hello(srv.Token())
+	a.answer = func(ApprovalInfo) (any, error) { return Decision{Decision: "allow"}, nil }
+	var cr CreateResult
+	a.must("session.create", CreateParams{Workdir: wd}, &cr)
+	zero := int64(0)
+	a.must("session.subscribe", SubscribeParams{SessionID: cr.SessionID, AfterSeq: &zero}, nil)
+	return a, cr.SessionID, wd
+}
+
 func liveServer(t *testing.T, opts Options) (*Server, string) {
 	t.Helper()
 	bin := livetest.Claude(t)

@@ -17,15 +17,7 @@ import (
 // a second interrupt comes after the turn ended, with nothing to
 // interrupt but the sleep. The session takes the next prompt each time.
 func TestLiveInterruptWithBackgroundTask(t *testing.T) {
-	srv, wd := liveServer(t, Options{})
-	a := connect(t, srv, true)
-	a.hello(srv.Token())
-	a.answer = func(ApprovalInfo) (any, error) { return Decision{Decision: "allow"}, nil }
-	var cr CreateResult
-	a.must("session.create", CreateParams{Workdir: wd}, &cr)
-	sid := cr.SessionID
-	zero := int64(0)
-	a.must("session.subscribe", SubscribeParams{SessionID: sid, AfterSeq: &zero}, nil)
+	a, sid, wd := liveFollowed(t)
 	const rounds = 20
 	for i := 1; i <= rounds; i++ {
 		bg := fmt.Sprintf(`TOOL Bash {"command":"sleep 3 && echo bg-%d","run_in_background":true,"description":"wait"}`, i)

@@ -16,15 +16,7 @@ import (
 // comes long before the sleep would end; the first turn never runs to
 // its end. The session goes on.
 func TestLiveSteerRunningTurn(t *testing.T) {
-	srv, wd := liveServer(t, Options{})
-	a := connect(t, srv, true)
-	a.hello(srv.Token())
-	a.answer = func(ApprovalInfo) (any, error) { return Decision{Decision: "allow"}, nil }
-	var cr CreateResult
-	a.must("session.create", CreateParams{Workdir: wd}, &cr)
-	sid := cr.SessionID
-	zero := int64(0)
-	a.must("session.subscribe", SubscribeParams{SessionID: sid, AfterSeq: &zero}, nil)
+	a, sid, wd := liveFollowed(t)
 	mark := filepath.Join(wd, "running")
 	a.must("session.prompt", PromptParams{SessionID: sid, Text: fmt.Sprintf(`TOOL Bash {"command":"touch %s && sleep 60","description":"wait"}`, mark) + "\nSAY unsteered"}, nil)
 	a.waitFor("the call running", 60*time.Second, func() bool { _, err := os.Stat(mark); return err == nil })
