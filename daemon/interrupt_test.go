@@ -16,11 +16,14 @@ import (
 // and is interrupted while the model is still thinking; every other round
 // a second interrupt comes after the turn ended, with nothing to
 // interrupt but the sleep. The session takes the next prompt each time.
+// The background sleeps outlast the test: a finished background task makes
+// claude start a turn of its own (its task notification), which would
+// stand among the rounds' turns.
 func TestLiveInterruptWithBackgroundTask(t *testing.T) {
 	a, sid, wd := liveFollowed(t)
 	const rounds = 20
 	for i := 1; i <= rounds; i++ {
-		bg := fmt.Sprintf(`TOOL Bash {"command":"sleep 3 && echo bg-%d","run_in_background":true,"description":"wait"}`, i)
+		bg := fmt.Sprintf(`TOOL Bash {"command":"sleep 300 && echo bg-%d","run_in_background":true,"description":"wait"}`, i)
 		mark := filepath.Join(wd, fmt.Sprintf("fg-%d", i))
 		fg := fmt.Sprintf(`TOOL Bash {"command":"touch %s && sleep 30","description":"wait long"}`, mark)
 		a.must("session.prompt", PromptParams{SessionID: sid, Text: bg + "\n" + fg + "\nSAY round " + fmt.Sprint(i)}, nil)
