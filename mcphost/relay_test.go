@@ -164,9 +164,9 @@ func TestRelayConcurrentCallsAndCancel(t *testing.T) {
 	if got := <-slow; !strings.Contains(got, `"id":10`) || !strings.Contains(got, "slept") {
 		t.Errorf("slow call: %s", got)
 	}
-	// A withdrawn call returns at once: withdrawn once the server has it,
-	// it returns cancelled, before the server's answer (after 5 s) would
-	// come.
+	// A withdrawn call returns cancelled once the server has it, not the
+	// server's answer ("slept", after 5 s): the answer says which came
+	// first, whatever the machine's speed.
 	cctx, cancel := context.WithCancel(ctx)
 	withdrawn := make(chan struct{})
 	go func() {
@@ -174,12 +174,11 @@ func TestRelayConcurrentCallsAndCancel(t *testing.T) {
 		waitStderr(t, errb, "mcptest: call sleep 12")
 		cancel()
 	}()
-	start := time.Now()
 	got := string(r.Handle(cctx, json.RawMessage(`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":5000}}}`)))
 	cancel()
 	<-withdrawn
-	if d := time.Since(start); d >= 5*time.Second || !strings.Contains(got, "cancelled") {
-		t.Errorf("cancelled call: %s after %s", got, time.Since(start))
+	if !strings.Contains(got, "cancelled") || strings.Contains(got, "slept") {
+		t.Errorf("cancelled call: %s", got)
 	}
 }
 
