@@ -20,7 +20,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -298,9 +297,6 @@ func (a *Agent) session(id string) (*session, error) {
 	return s, nil
 }
 
-// idPattern: session ids are UUIDs, and name files in the record dir.
-var idPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
-
 func (a *Agent) newSession(cfg SessionConfig) (*session, error) {
 	if !filepath.IsAbs(cfg.Cwd) {
 		return nil, errCode(jsonrpc.CodeInvalidParams, "cwd %q must be an absolute path", cfg.Cwd)
@@ -402,7 +398,7 @@ func (a *Agent) reopen(method string, p loadSessionRequest) (any, error) {
 	if a.opts.RecordDir == "" {
 		return nil, errCode(jsonrpc.CodeMethodNotFound, "%s needs agentjq acp --record-dir", method)
 	}
-	if !idPattern.MatchString(p.SessionID) {
+	if !protocol.IsUUID(p.SessionID) {
 		return nil, errCode(codeNotFound, "no recorded session %q", p.SessionID)
 	}
 	segs := segments(a.opts.RecordDir, p.SessionID)

@@ -125,7 +125,7 @@ func recordedIDs(dir string) []string {
 	var ids []string
 	for _, f := range files {
 		id, _, _ := strings.Cut(filepath.Base(f), ".")
-		if idPattern.MatchString(id) && !seen[id] {
+		if protocol.IsUUID(id) && !seen[id] {
 			seen[id] = true
 			ids = append(ids, id)
 		}

@@ -93,6 +93,12 @@ func TestLiveForkSession(t *testing.T) {
 			first = p.Line.UUID
 		}
 	}
+	// atMessage becomes claude's argument: only a message uuid is taken.
+	for _, bad := range []string{"--dangerously-skip-permissions", "x --permission-mode=bypassPermissions", first + " "} {
+		if err := a.call("session.fork", ForkParams{SessionID: src, AtMessage: bad}, nil); err == nil || !strings.Contains(err.Error(), "atMessage") {
+			t.Errorf("session.fork with atMessage %q: %v, want an invalid-params error", bad, err)
+		}
+	}
 	at := create("session.fork", ForkParams{SessionID: src, AtMessage: first})
 	turn(at, "SAY at-the-first", 1)
 	a.must("session.list", ListParams{}, &lr)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/jsonrpc"
 )
 
@@ -164,6 +165,10 @@ func checkTitle(title string) error {
 }
 
 func fork(ctx context.Context, c *client, s *Session, p ForkParams) (any, error) {
+	if p.AtMessage != "" && !protocol.IsUUID(p.AtMessage) {
+		// It becomes claude's argument: only a message uuid is taken.
+		return nil, rpcErr(CodeInvalidParams, "atMessage must be a message uuid", nil)
+	}
 	if p.Title != "" {
 		if err := checkTitle(p.Title); err != nil {
 			return nil, err
