@@ -10,6 +10,10 @@ import (
 	"github.com/agentjq/agentjq/iostreams"
 )
 
+// readTurn is the shell that reads stdin up to the user turn: an agent
+// answers a turn it has read, never one still being written.
+const readTurn = `while read -r l; do case $l in *'"type":"user"'*) break;; esac; done` + "\n"
+
 // fakeClaude writes a shell script standing in for claude: it marks that
 // it ran, then answers one turn.
 func fakeClaude(t *testing.T) (bin, ran string) {
@@ -18,7 +22,7 @@ func fakeClaude(t *testing.T) (bin, ran string) {
 	ran = filepath.Join(dir, "ran")
 	bin = filepath.Join(dir, "claude")
 	script := "#!/bin/sh\n: > " + ran + "\n" +
-		`echo '{"type":"system","subtype":"init","session_id":"s1"}'` + "\n" +
+		`echo '{"type":"system","subtype":"init","session_id":"s1"}'` + "\n" + readTurn +
 		`echo '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok"}'` + "\n"
 	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
@@ -107,7 +111,7 @@ func TestSessionNamesControlFilesItMade(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(t.TempDir(), "claude")
 	os.WriteFile(bin, []byte("#!/bin/sh\nmkdir -p .cargo && : > .cargo/config.toml && : > .npmrc\n"+
-		`echo '{"type":"system","subtype":"init","session_id":"s1"}'`+"\n"+
+		`echo '{"type":"system","subtype":"init","session_id":"s1"}'`+"\n"+readTurn+
 		`echo '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok"}'`+"\n"), 0o755)
 	os.WriteFile(filepath.Join(dir, ".gitignore"), nil, 0o644)
 	ios, _, _, errb := iostreams.Test()
