@@ -1003,30 +1003,6 @@ func (w *walker) readBuiltin(args []shWord, at dirSet) builtinResult {
 	return builtinResult{inert: true, next: same(at)}
 }
 
-func cmdName(w shWord) string {
-	if w.uncertain() {
-		return ""
-	}
-	return w.text
-}
-
-// systemBin reports whether a command given by path is a system program,
-// so /usr/bin/env is looked through like env but ./timeout is not. The
-// program is named in lower case (foldLower): a case-insensitive
-// filesystem runs sh for SH and /bin/rm for /BIN/RM. Builtins are not
-// found this way (the shell matches their names exactly, see builtin).
-func systemBin(name string) string {
-	name = foldLower(name)
-	if !strings.Contains(name, "/") {
-		return name
-	}
-	switch path.Dir(name) {
-	case "/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin":
-		return path.Base(name)
-	}
-	return ""
-}
-
 var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "ash": true}
 
 // spawned adds the commands a command makes another program run: shell
