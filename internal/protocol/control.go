@@ -95,7 +95,7 @@ type MCPMessage struct {
 
 // ControlRequest builds a control_request line (without the newline).
 func ControlRequest(requestID string, body any) []byte {
-	return mustMarshal(struct {
+	return Marshal(struct {
 		Type      string `json:"type"`
 		RequestID string `json:"request_id"`
 		Request   any    `json:"request"`
@@ -105,12 +105,12 @@ func ControlRequest(requestID string, body any) []byte {
 // SuccessResponse builds a control_response carrying payload. A nil payload
 // is sent as an empty object.
 func SuccessResponse(requestID string, payload any) []byte {
-	return SuccessResponseRaw(mustMarshal(requestID), payload)
+	return SuccessResponseRaw(Marshal(requestID), payload)
 }
 
 // ErrorResponse builds an error control_response.
 func ErrorResponse(requestID, message string) []byte {
-	return ErrorResponseRaw(mustMarshal(requestID), message)
+	return ErrorResponseRaw(Marshal(requestID), message)
 }
 
 // SuccessResponseRaw is SuccessResponse echoing the request's id as the
@@ -120,7 +120,7 @@ func SuccessResponseRaw(requestID json.RawMessage, payload any) []byte {
 	if payload == nil {
 		payload = struct{}{}
 	}
-	return mustMarshal(struct {
+	return Marshal(struct {
 		Type     string `json:"type"`
 		Response any    `json:"response"`
 	}{TypeControlResp, struct {
@@ -132,7 +132,7 @@ func SuccessResponseRaw(requestID json.RawMessage, payload any) []byte {
 
 // ErrorResponseRaw is ErrorResponse echoing the request's id as it came.
 func ErrorResponseRaw(requestID json.RawMessage, message string) []byte {
-	return mustMarshal(struct {
+	return Marshal(struct {
 		Type     string `json:"type"`
 		Response any    `json:"response"`
 	}{TypeControlResp, struct {
@@ -156,7 +156,7 @@ func UserTurn(text string) []byte {
 // UserTurnWithSession wraps text in the user envelope, carrying session_id
 // (the legacy context CLI reads it).
 func UserTurnWithSession(text, sessionID string) []byte {
-	return mustMarshal(struct {
+	return Marshal(struct {
 		Type            string `json:"type"`
 		Message         any    `json:"message"`
 		ParentToolUseID *byte  `json:"parent_tool_use_id"`
@@ -167,9 +167,9 @@ func UserTurnWithSession(text, sessionID string) []byte {
 	}{"user", text}, nil, sessionID})
 }
 
-// mustMarshal encodes agentjq's own values compactly, without HTML
-// escaping, and without the trailing newline.
-func mustMarshal(v any) []byte {
+// Marshal encodes agentjq's own values (an event, a control message) as
+// one compact line: no HTML escaping, no trailing newline.
+func Marshal(v any) []byte {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
