@@ -279,6 +279,14 @@ func (q *Queue[T]) Queued() int {
 	return q.queued
 }
 
+// Stopped reports whether the stream takes no more pieces: it was ended
+// or closed.
+func (q *Queue[T]) Stopped() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.closed || q.ending
+}
+
 // Ending reports whether End was called.
 func (q *Queue[T]) Ending() bool {
 	q.mu.Lock()

@@ -209,7 +209,7 @@ func (in *agentStdin) writeAs(party protocol.Party, line []byte) error {
 }
 
 func (in *agentStdin) writeLocked(party protocol.Party, line []byte) error {
-	if in.q.IsClosed() || in.ended() {
+	if in.q.Stopped() {
 		return errors.New("the agent's stdin is closed")
 	}
 	in.tap(party, line)
@@ -219,8 +219,6 @@ func (in *agentStdin) writeLocked(party protocol.Party, line []byte) error {
 	}
 	return nil
 }
-
-func (in *agentStdin) ended() bool { return in.q.Ending() }
 
 // close ends the agent's stdin once what is queued is written: the agent
 // reads every answer, then EOF.
@@ -238,9 +236,13 @@ func (in *agentStdin) forceClose() {
 	in.file.Close()
 }
 
-func (s *session) tap(dir protocol.Direction, line []byte, known protocol.Known) {
-	if s.opts.Tap != nil && !s.ended.Load() {
-		s.opts.Tap(dir, line, known)
+// tapIn taps a line written to the agent's stdin; in a proxy the
+// recording marks who wrote it.
+func (s *session) tapIn(party protocol.Party, line []byte) {
+	if s.fwd != nil {
+		s.fwd.tap(s, protocol.DirIn, party, line, 0)
+	} else {
+		s.tap(protocol.DirIn, line, 0)
 	}
 }
 

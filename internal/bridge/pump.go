@@ -273,6 +273,14 @@ func (s *session) passChunk(ctx context.Context, buf []byte, n int) int {
 	return n
 }
 
+// tap hands a line to Options.Tap (the recorder), in the order the line
+// is passed on.
+func (s *session) tap(dir protocol.Direction, line []byte, known protocol.Known) {
+	if s.opts.Tap != nil && !s.ended.Load() {
+		s.opts.Tap(dir, line, known)
+	}
+}
+
 // passOut queues whole lines of agent output; the stream's last line may
 // come without its newline and gets one.
 func (s *session) passOut(b []byte) {

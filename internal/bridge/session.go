@@ -207,13 +207,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		stderrTail: tail{max: 64 << 10},
 	}
 	s.turns.mu, s.turns.notify, s.ctl.s = &s.mu, s.notify, s
-	s.stdin.tap = func(party protocol.Party, line []byte) {
-		if s.fwd != nil {
-			s.fwd.tap(s, protocol.DirIn, party, line, 0)
-		} else {
-			s.tap(protocol.DirIn, line, 0)
-		}
-	}
+	s.stdin.tap = s.tapIn
 	if opts.Gate != nil {
 		s.out.gate = opts.Gate
 		opts.Gate.mu.Lock()
@@ -625,7 +619,7 @@ func (s *session) readInput(ctx context.Context) {
 	lr := newLineReader(s.opts.Stdin)
 	for {
 		line, err := lr.next()
-		if line != nil && (s.stdin.ended() || s.stdin.q.IsClosed()) {
+		if line != nil && s.stdin.q.Stopped() {
 			// The session is shutting down: say so once, not per line.
 			if len(bytes.TrimSpace(line)) > 0 {
 				s.warnLine(protocol.WarnInternal, fmt.Sprintf("stdin:%d: the agent's stdin is closed; this line and any after it not sent", lr.n), lr.n)
@@ -816,7 +810,7 @@ func (s *session) finish() Report {
 // outcome is the session's report and exit event; tapErr is the
 // recording's failure, which makes any session an error.
 func (s *session) outcome(tapErr error) (Report, protocol.Exit) {
-	ending := s.stdin.ended()
+	ending := s.stdin.q.Ending()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rep := Report{AgentExit: s.cmd.ProcessState.ExitCode(), Turns: s.turns.n, Denials: len(s.denied)}
