@@ -145,16 +145,6 @@ var parserPool = sync.Pool{New: func() any {
 // maxNesting bounds recursion into `bash -c` and eval scripts.
 const maxNesting = 8
 
-// splitBash returns the parts of a Bash command. An error means the command
-// does not parse: it cannot be allowed by any specific rule.
-func splitBash(cmd string) ([]shPart, error) {
-	a, err := analyzeBash(cmd)
-	if err != nil {
-		return nil, err
-	}
-	return a.parts, nil
-}
-
 func analyzeBash(cmd string) (*bashAnalysis, error) {
 	w := &walker{src: cmd}
 	end, err := w.script(cmd, startDir)
