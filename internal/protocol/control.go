@@ -78,6 +78,19 @@ func DenyResult(req *CanUseTool, message string) PermissionResult {
 	return PermissionResult{Behavior: Deny, Message: message, ToolUseID: req.ToolUseID}
 }
 
+// Result turns a verdict into the can_use_tool answer: an allow always
+// carries updatedInput, anything else is a deny with a message.
+func (v Verdict) Result(req *CanUseTool) PermissionResult {
+	if v.Behavior == Allow {
+		r := AllowResult(req, v.UpdatedInput)
+		r.UpdatedPermissions = v.UpdatedPermissions
+		return r
+	}
+	r := DenyResult(req, v.Message)
+	r.Interrupt = v.Interrupt
+	return r
+}
+
 // HookCallback is the request body of a hook_callback control request.
 type HookCallback struct {
 	Subtype    string          `json:"subtype"`
@@ -106,11 +119,6 @@ func ControlRequest(requestID string, body any) []byte {
 // is sent as an empty object.
 func SuccessResponse(requestID string, payload any) []byte {
 	return SuccessResponseRaw(Marshal(requestID), payload)
-}
-
-// ErrorResponse builds an error control_response.
-func ErrorResponse(requestID, message string) []byte {
-	return ErrorResponseRaw(Marshal(requestID), message)
 }
 
 // SuccessResponseRaw is SuccessResponse echoing the request's id as the
