@@ -132,7 +132,7 @@ func (f *forwarder) event(s *session, party protocol.Party, b []byte) {
 // drainEvents writes out the queued events, waiting at most d.
 func (f *forwarder) drainEvents(d, stalled time.Duration) {
 	if f.events != nil {
-		f.events.drain(d, stalled)
+		f.events.Drain(d, stalled)
 	}
 }
 

@@ -210,4 +210,4 @@ func (p *PeerWriter) Abandoned() bool { return p.q.IsClosed() }
 
 // Close writes out what is queued and stops; it reports the bytes given
 // up on.
-func (p *PeerWriter) Close() int { return p.q.drain(p.grace, p.grace) }
+func (p *PeerWriter) Close() int { return p.q.Drain(p.grace, p.grace) }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"sync"
-	"time"
 
 	"github.com/agentjq/agentjq/internal/asyncq"
 	"github.com/agentjq/agentjq/internal/protocol"
@@ -68,12 +67,6 @@ func (q *queueWriter) putNow(b []byte, done func()) bool {
 	}
 	return q.Put(done, b)
 }
-
-func (q *queueWriter) flushed(deadline time.Time) { q.Flushed(deadline) }
-
-func (q *queueWriter) drain(d, stalled time.Duration) int { return q.Drain(d, stalled) }
-
-func (q *queueWriter) stalledFor() time.Duration { return q.StalledFor() }
 
 var errGivenUp = errors.New("the stream was closed")
 

@@ -211,7 +211,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	if opts.Gate != nil {
 		s.out.gate = opts.Gate
 		opts.Gate.mu.Lock()
-		opts.Gate.flush = s.out.flushed
+		opts.Gate.flush = s.out.Flushed
 		opts.Gate.mu.Unlock()
 	}
 	if opts.Forward != nil {
@@ -304,7 +304,7 @@ func (s *session) run(ctx context.Context) (Report, error) {
 	deadline := time.Now().Add(s.opts.Grace)
 	s.stdin.forceClose()
 	stdoutWait := time.Until(deadline)
-	if s.out.stalledFor() >= s.opts.Grace {
+	if s.out.StalledFor() >= s.opts.Grace {
 		stdoutWait = 0
 	}
 	if !s.drained(stdoutDone, watched, stdoutWait) {
@@ -317,7 +317,7 @@ func (s *session) run(ctx context.Context) (Report, error) {
 			<-stdoutDone
 		}
 	}
-	if s.out.stalledFor() >= s.opts.Grace {
+	if s.out.StalledFor() >= s.opts.Grace {
 		// Nobody has read our stdout for a whole grace: the agent's last
 		// lines and the exit event will not be read either.
 		s.out.Abandon()
@@ -341,7 +341,7 @@ func (s *session) run(ctx context.Context) (Report, error) {
 		return Report{AgentExit: -1}, &StartError{waitErr}
 	}
 	// Whether stdout took the agent's lines is part of the outcome.
-	s.out.flushed(deadline)
+	s.out.Flushed(deadline)
 	rep := s.finish()
 	s.endOutputBy(deadline)
 	return rep, nil
@@ -353,13 +353,13 @@ func (s *session) run(ctx context.Context) (Report, error) {
 // said on stderr, if stderr still takes it.
 func (s *session) endOutputBy(deadline time.Time) {
 	wait := func() time.Duration { return max(time.Until(deadline), 200*time.Millisecond) }
-	if lost := s.out.drain(wait(), s.opts.Grace); lost > 0 {
+	if lost := s.out.Drain(wait(), s.opts.Grace); lost > 0 {
 		fmt.Fprintf(s.opts.Stderr, "agentjq: stdout is not being read; gave up on the last %d bytes (the exit event among them)\n", lost)
 	}
 	if s.fwd != nil {
 		s.fwd.drainEvents(wait(), s.opts.Grace)
 	}
-	s.errq.drain(wait(), s.opts.Grace)
+	s.errq.Drain(wait(), s.opts.Grace)
 }
 
 // loop waits for the end of the session, closing the agent's stdin when
@@ -936,7 +936,7 @@ func (s *session) drained(done <-chan struct{}, r *pumpWatch, wait time.Duration
 		case <-done:
 			return true
 		case now := <-tick.C:
-			if s.out.stalledFor() >= s.opts.Grace || now.After(hard) {
+			if s.out.StalledFor() >= s.opts.Grace || now.After(hard) {
 				return false
 			}
 			if since, reading := r.waitingSince(); reading && now.Sub(later(since, start)) >= wait {
