@@ -153,7 +153,7 @@ func (f *forwarder) clientLine(line []byte) {
 	}
 	// Only the input reader waits for room in the agent's stdin: that is
 	// what holds a fast client back.
-	s.stdin.q.WaitRoom(len(trimmed)+1, 0)
+	s.stdin.q.WaitRoom(len(trimmed)+1, 0, nil)
 	if trimmed[0] == '{' && json.Valid(trimmed) {
 		fs := protocol.Fields(trimmed, "type", "request_id", "request", "response")
 		typ, _ := protocol.String(fs[0])

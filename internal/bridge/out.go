@@ -54,7 +54,7 @@ func release(it asyncq.Item[func()]) {
 // is over its limit (backpressure for the data path), unless the stream
 // closes or is abandoned. It reports false when b was dropped.
 func (q *queueWriter) put(b []byte, done func(), wait bool) bool {
-	if wait && !q.WaitRoom(len(b), 0) {
+	if wait && !q.WaitRoom(len(b), 0, nil) {
 		release(asyncq.Item[func()]{Meta: done})
 		return false
 	}

@@ -166,7 +166,7 @@ func (s *session) readAgentStdout(ctx context.Context, w *pumpWatch) {
 		s.sawOutput()
 		// Backpressure: wait here, holding nothing, until the writer has
 		// room for this chunk.
-		s.out.WaitRoom(len(buf), 0)
+		s.out.WaitRoom(len(buf), 0, nil)
 		lineNo = s.passChunk(ctx, buf, lineNo)
 		s.out.putNow(nil, func() { putChunk(buf) })
 	}

@@ -580,7 +580,7 @@ func (s *session) sawOutput() {
 // producer back.
 func (s *session) sendTurn(line []byte, ours bool) {
 	id, added := turnID(line), false
-	s.stdin.q.WaitRoom(len(line)+50, 0)
+	s.stdin.q.WaitRoom(len(line)+50, 0, nil)
 	s.stdin.mu.Lock()
 	s.mu.Lock()
 	if id == "" && s.opts.Profile.TurnIDs && s.turns.inFlightLocked() > 0 {
