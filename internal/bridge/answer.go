@@ -145,9 +145,6 @@ func (c *controls) answer(ctx context.Context, id string, rawID json.RawMessage,
 	var resp []byte
 	if h := s.opts.Handlers[head.Subtype]; h != nil {
 		payload, err := h(ctx, id, request)
-		if ctx.Err() != nil && errors.Is(context.Cause(ctx), errWithdrawn) {
-			return
-		}
 		if err != nil {
 			resp = protocol.ErrorResponseRaw(rawID, err.Error())
 		} else {

@@ -138,7 +138,8 @@ func SuccessResponseRaw(requestID json.RawMessage, payload any) []byte {
 	}{"success", requestID, payload}})
 }
 
-// ErrorResponseRaw is ErrorResponse echoing the request's id as it came.
+// ErrorResponseRaw builds an error control_response, echoing the
+// request's id as the JSON value it came as.
 func ErrorResponseRaw(requestID json.RawMessage, message string) []byte {
 	return Marshal(struct {
 		Type     string `json:"type"`
