@@ -2,6 +2,7 @@ package approve
 
 import (
 	"path"
+	"slices"
 	"strings"
 	"sync"
 
@@ -83,14 +84,7 @@ func (d dirSet) union(o dirSet) dirSet {
 	}
 	out := dirSet{dirs: append([]string(nil), d.dirs...)}
 	for _, x := range o.dirs {
-		found := false
-		for _, y := range out.dirs {
-			if x == y {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if !slices.Contains(out.dirs, x) {
 			out.dirs = append(out.dirs, x)
 		}
 	}
