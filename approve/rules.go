@@ -721,22 +721,10 @@ func (rs *RuleSet) namesExplicitly(u *unit, rd reading, root string) bool {
 // literalReaches reports whether the pattern's leading literal segments,
 // anchored as the pattern is, reach into root (name it or a path below it).
 func (p *pathPattern) literalReaches(rd reading, root string) bool {
-	var lit []string
-	for _, s := range p.segs {
-		if strings.ContainsAny(s, "*?[") {
-			break
-		}
-		lit = append(lit, s)
-	}
 	if p.floating {
-		return len(lit) == 1 && lit[0] == filepath.Base(root)
+		return p.literalLen() == 1 && p.segs[0] == filepath.Base(root)
 	}
-	bases := p.bases
-	if bases == nil {
-		bases = []string{rd.cwd}
-	}
-	for _, b := range bases {
-		l := filepath.Join(append([]string{b}, lit...)...)
+	for _, l := range p.literalDirs(rd.cwd) {
 		if l == root || strings.HasPrefix(l, root+"/") {
 			return true
 		}
