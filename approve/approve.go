@@ -8,6 +8,14 @@
 // Where it sits: above internal/bridge, which declares the Decider it asks;
 // cmd wires a Chain in as the session's Approver and, through hooks.Guard,
 // as its PreToolUse guard. A tool call has one decision (Chain.Explain).
+//
+// A call's walk through it (internal/bridge's map has the whole walk):
+// chain.go (Explain: the sandbox and session denials, the call's memo,
+// policies) → rules.go (RuleSet.decideAt: the input read strictly by
+// strictjson.go, split into units by bash.go and bashwrap.go, the
+// protected files, then deny, ask, allow) → rule.go (one rule's match) →
+// back to chain.go (finish: the answer made safe, the shell's directory
+// followed) → jq policies, the approver, the person, the default.
 package approve
 
 import (

@@ -2,6 +2,7 @@ package approve
 
 import (
 	"path"
+	"slices"
 	"strings"
 	"sync"
 
@@ -83,14 +84,7 @@ func (d dirSet) union(o dirSet) dirSet {
 	}
 	out := dirSet{dirs: append([]string(nil), d.dirs...)}
 	for _, x := range o.dirs {
-		found := false
-		for _, y := range out.dirs {
-			if x == y {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if !slices.Contains(out.dirs, x) {
 			out.dirs = append(out.dirs, x)
 		}
 	}
@@ -144,16 +138,6 @@ var parserPool = sync.Pool{New: func() any {
 
 // maxNesting bounds recursion into `bash -c` and eval scripts.
 const maxNesting = 8
-
-// splitBash returns the parts of a Bash command. An error means the command
-// does not parse: it cannot be allowed by any specific rule.
-func splitBash(cmd string) ([]shPart, error) {
-	a, err := analyzeBash(cmd)
-	if err != nil {
-		return nil, err
-	}
-	return a.parts, nil
-}
 
 func analyzeBash(cmd string) (*bashAnalysis, error) {
 	w := &walker{src: cmd}
@@ -1001,30 +985,6 @@ func (w *walker) readBuiltin(args []shWord, at dirSet) builtinResult {
 		}
 	}
 	return builtinResult{inert: true, next: same(at)}
-}
-
-func cmdName(w shWord) string {
-	if w.uncertain() {
-		return ""
-	}
-	return w.text
-}
-
-// systemBin reports whether a command given by path is a system program,
-// so /usr/bin/env is looked through like env but ./timeout is not. The
-// program is named in lower case (foldLower): a case-insensitive
-// filesystem runs sh for SH and /bin/rm for /BIN/RM. Builtins are not
-// found this way (the shell matches their names exactly, see builtin).
-func systemBin(name string) string {
-	name = foldLower(name)
-	if !strings.Contains(name, "/") {
-		return name
-	}
-	switch path.Dir(name) {
-	case "/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin":
-		return path.Base(name)
-	}
-	return ""
 }
 
 var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "ash": true}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -832,14 +833,7 @@ func (s *shellCwd) observe(req *Request, v Verdict, home string) {
 		}
 	}
 	for _, d := range add {
-		found := false
-		for _, x := range s.dirs {
-			if x == d {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if !slices.Contains(s.dirs, d) {
 			s.dirs = append(s.dirs, d)
 		}
 	}

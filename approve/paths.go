@@ -6,8 +6,6 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-
-	"github.com/agentjq/agentjq/protect"
 )
 
 // pathPattern is a gitignore-style glob from a Read/Edit/Write rule.
@@ -342,10 +340,6 @@ func (p *pathPattern) matchSeg(pat, seg string) bool {
 	ok, _ := path.Match(foldLower(pat), foldLower(seg))
 	return ok
 }
-
-// foldLower is the name a case-insensitive filesystem takes s for
-// (protect.Fold).
-func foldLower(s string) string { return protect.Fold(s) }
 
 // matchSegs matches glob segments against path segments; "**" matches any
 // number of segments (zero included).

@@ -541,3 +541,13 @@ func TestSandboxNetworkAccessRules(t *testing.T) {
 		t.Errorf("chain: %+v", v)
 	}
 }
+
+// splitBash returns the parts of a Bash command. An error means the command
+// does not parse: it cannot be allowed by any specific rule.
+func splitBash(cmd string) ([]shPart, error) {
+	a, err := analyzeBash(cmd)
+	if err != nil {
+		return nil, err
+	}
+	return a.parts, nil
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -108,10 +109,7 @@ func ParseRulesFile(name string, data []byte, home string) (*RulesFile, error) {
 		l, c := lineCol(data, pos["/sandbox"])
 		f.sandbox.pos = fmt.Sprintf("%s:%d:%d", name, l, c)
 	}
-	keys := make([]string, 0, len(block))
-	for k := range block {
-		keys = append(keys, k)
-	}
+	keys := slices.Collect(maps.Keys(block))
 	sort.Slice(keys, func(i, j int) bool { return pos[base+"/"+keys[i]] < pos[base+"/"+keys[j]] })
 	for _, k := range keys {
 		raw := block[k]
@@ -150,10 +148,7 @@ func ParseRulesFile(name string, data []byte, home string) (*RulesFile, error) {
 			if err := json.Unmarshal(raw, &m); err != nil {
 				return nil, perr(p, "answers must be an object: question text or header -> option label")
 			}
-			akeys := make([]string, 0, len(m))
-			for q := range m {
-				akeys = append(akeys, q)
-			}
+			akeys := slices.Collect(maps.Keys(m))
 			sort.Slice(akeys, func(i, j int) bool { return pos[p+"/"+akeys[i]] < pos[p+"/"+akeys[j]] })
 			for _, q := range akeys {
 				qp := p + "/" + pointerEscape(q)

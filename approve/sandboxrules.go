@@ -170,6 +170,17 @@ func (c *Chain) Sandbox() SandboxPolicy {
 	return sp
 }
 
+// literalLen is how many of the pattern's segments come before its first
+// glob segment (all of them when it has none).
+func (p *pathPattern) literalLen() int {
+	for i, s := range p.segs {
+		if strings.ContainsAny(s, "*?[") {
+			return i
+		}
+	}
+	return len(p.segs)
+}
+
 // literalDirs returns where the pattern's literal part leads, from each
 // of its anchors: the whole path when it has no glob, else the directory
 // before its first glob segment. A floating pattern (no slash) has none.
@@ -177,13 +188,7 @@ func (p *pathPattern) literalDirs(cwd string) []string {
 	if p.floating {
 		return nil
 	}
-	var lit []string
-	for _, s := range p.segs {
-		if strings.ContainsAny(s, "*?[") {
-			break
-		}
-		lit = append(lit, s)
-	}
+	lit := p.segs[:p.literalLen()]
 	bases := p.bases
 	if bases == nil {
 		bases = []string{cwd}
@@ -201,15 +206,9 @@ func (p *pathPattern) literalDirs(cwd string) []string {
 // directory that it matches now, up to maxExpand read (a file made later
 // is not held by the sandbox; the file tools still are).
 func (p *pathPattern) denied(cwd string) []string {
-	glob := -1
-	for i, s := range p.segs {
-		if strings.ContainsAny(s, "*?[") {
-			glob = i
-			break
-		}
-	}
+	glob := p.literalLen()
 	dirs := p.literalDirs(cwd)
-	if !p.floating && (glob < 0 || glob == len(p.segs)-1 && p.segs[glob] == "**") {
+	if !p.floating && (glob == len(p.segs) || glob == len(p.segs)-1 && p.segs[glob] == "**") {
 		return dirs
 	}
 	roots := dirs

@@ -14,19 +14,6 @@ import (
 	"github.com/agentjq/agentjq/internal/protocol"
 )
 
-// Result turns a verdict into the can_use_tool answer: an allow always
-// carries updatedInput, a deny always a message.
-func Result(req *Request, v Verdict) protocol.PermissionResult {
-	if v.Behavior == protocol.Allow {
-		r := protocol.AllowResult(&req.CanUseTool, v.UpdatedInput)
-		r.UpdatedPermissions = v.UpdatedPermissions
-		return r
-	}
-	r := protocol.DenyResult(&req.CanUseTool, v.Message)
-	r.Interrupt = v.Interrupt
-	return r
-}
-
 // session tracks the facts of a stream policies see.
 type session struct {
 	cwd, id, mode string
@@ -179,7 +166,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, d Decider, opts ServeO
 				} else {
 					v = decideWithin(ctx, d, req, opts.Timeout)
 				}
-				bw.Write(protocol.SuccessResponse(req.RequestID, Result(req, v)))
+				bw.Write(protocol.SuccessResponse(req.RequestID, v.Result(&req.CanUseTool)))
 				bw.WriteByte('\n')
 				if ferr := bw.Flush(); ferr != nil {
 					return bad, ferr

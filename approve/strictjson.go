@@ -145,3 +145,43 @@ func structField(t reflect.Type, key string) (ft reflect.Type, exact bool, folde
 	}
 	return nil, false, folded
 }
+
+// readToolInput reads a tool input strictly; bad says why it cannot be
+// judged (a duplicate or case-variant key, a path field of the wrong type,
+// a missing path, a glob that reaches outside its directory).
+func readToolInput(tool string, input json.RawMessage) (toolInput, string) {
+	var in toolInput
+	if err := decodeStrict(orEmpty(input), &in); err != nil {
+		return in, "input that does not match the tool's schema: " + err.Error()
+	}
+	fields, isFileTool := pathFields[tool]
+	if tool == "Bash" && in.Command == "" {
+		return in, "no command"
+	}
+	if !isFileTool {
+		return in, ""
+	}
+	var m map[string]json.RawMessage
+	if err := decodeStrict(orEmpty(input), &m); err != nil {
+		return in, "input that is not an object"
+	}
+	for _, f := range fields {
+		raw, ok := m[f]
+		if !ok {
+			continue
+		}
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return in, f + " is not a string"
+		}
+		if (f == "glob" || f == "pattern") && globEscapes(s) {
+			return in, f + " reaches outside the searched directory"
+		}
+	}
+	if requiredPath[tool] {
+		if _, ok := m[fields[0]]; !ok {
+			return in, "no " + fields[0]
+		}
+	}
+	return in, ""
+}

@@ -88,7 +88,7 @@ func (c *client) send(b []byte) bool {
 // sendWait queues b, waiting for room below the limit (replay, on the
 // client's own goroutine).
 func (c *client) sendWait(ctx context.Context, b []byte) bool {
-	return !c.dropped.Load() && c.out.WaitRoomUntil(len(b), 0, ctx.Done()) && c.out.Put(struct{}{}, b)
+	return !c.dropped.Load() && c.out.WaitRoom(len(b), 0, ctx.Done()) && c.out.Put(struct{}{}, b)
 }
 
 // queued is the bytes waiting for the client.

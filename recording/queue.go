@@ -38,7 +38,7 @@ func newQueue(w *Writer, limit int) *asyncq.Queue[qitem] {
 // bytes already (a longer line is queued alone). It reports false when
 // the queue is closed and took nothing.
 func (w *Writer) put(it qitem, line []byte) bool {
-	return w.q.WaitRoom(len(line), 0) && w.q.Put(it, line)
+	return w.q.WaitRoom(len(line), 0, nil) && w.q.Put(it, line)
 }
 
 // processBatch redacts, encodes and hands on one batch of lines.

@@ -84,14 +84,10 @@ func New[T any](opts Options[T], sink Sink[T]) *Queue[T] {
 
 // WaitRoom waits until n more bytes fit, and reports false when the stream
 // ended first. With stalled > 0 it gives up on a reader that has taken
-// nothing for stalled: the stream is abandoned.
-func (q *Queue[T]) WaitRoom(n int, stalled time.Duration) bool {
-	return q.WaitRoomUntil(n, stalled, nil)
-}
-
-// WaitRoomUntil is WaitRoom that also gives up, reporting false, once stop
-// is closed (the caller's request was cancelled).
-func (q *Queue[T]) WaitRoomUntil(n int, stalled time.Duration, stop <-chan struct{}) bool {
+// nothing for stalled: the stream is abandoned. It also gives up,
+// reporting false, once stop (when not nil) is closed: the caller's
+// request was cancelled.
+func (q *Queue[T]) WaitRoom(n int, stalled time.Duration, stop <-chan struct{}) bool {
 	var tick <-chan time.Time
 	if stalled > 0 {
 		t := time.NewTicker(max(stalled/10, time.Millisecond))
@@ -277,6 +273,14 @@ func (q *Queue[T]) Queued() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.queued
+}
+
+// Stopped reports whether the stream takes no more pieces: it was ended
+// or closed.
+func (q *Queue[T]) Stopped() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.closed || q.ending
 }
 
 // Ending reports whether End was called.

@@ -54,7 +54,7 @@ func TestCopyOrderAndReuse(t *testing.T) {
 	for i := range 500 {
 		buf = append(buf[:0], byte('a'+i%26), byte('0'+i%10), '\n')
 		want.Write(buf)
-		if !q.WaitRoom(len(buf), 0) || !q.Put(i, buf) {
+		if !q.WaitRoom(len(buf), 0, nil) || !q.Put(i, buf) {
 			t.Fatalf("put %d refused", i)
 		}
 	}
@@ -107,7 +107,7 @@ func TestDrainGivesUpOnAStalledSink(t *testing.T) {
 	q.Put(0, []byte("stuck...")) // the sink holds it
 	q.Put(0, []byte("queued"))
 	waited := make(chan bool)
-	go func() { waited <- q.WaitRoom(4, 0) }()
+	go func() { waited <- q.WaitRoom(4, 0, nil) }()
 	if lost := q.Drain(50*time.Millisecond, 50*time.Millisecond); lost != 14 {
 		t.Errorf("Drain lost %d bytes, want 14", lost)
 	}

@@ -145,9 +145,6 @@ func (c *controls) answer(ctx context.Context, id string, rawID json.RawMessage,
 	var resp []byte
 	if h := s.opts.Handlers[head.Subtype]; h != nil {
 		payload, err := h(ctx, id, request)
-		if ctx.Err() != nil && errors.Is(context.Cause(ctx), errWithdrawn) {
-			return
-		}
 		if err != nil {
 			resp = protocol.ErrorResponseRaw(rawID, err.Error())
 		} else {
@@ -267,23 +264,14 @@ func (c *controls) canUseTool(ctx context.Context, id string, rawID, raw json.Ra
 		c.respondPermission(id, rawID, &req, protocol.DenyResult(&req.CanUseTool, msg), protocol.ByError, "", start)
 		return
 	}
-	var res protocol.PermissionResult
-	switch v.Behavior {
-	case protocol.Allow:
-		res = protocol.AllowResult(&req.CanUseTool, v.UpdatedInput)
-		res.UpdatedPermissions = v.UpdatedPermissions
-		if req.IsQuestion() && !hasAnswers(res.UpdatedInput) {
-			// Never let a question through with no answer: the model
-			// would invent one.
-			res = protocol.DenyResult(&req.CanUseTool, protocol.NoOneToAnswer)
-		}
-	default:
-		msg := v.Message
-		if msg == "" {
-			msg = protocol.NoApprover
-		}
-		res = protocol.DenyResult(&req.CanUseTool, msg)
-		res.Interrupt = v.Interrupt
+	if v.Behavior != protocol.Allow && v.Message == "" {
+		v.Message = protocol.NoApprover
+	}
+	res := v.Result(&req.CanUseTool)
+	if res.Behavior == protocol.Allow && req.IsQuestion() && !hasAnswers(res.UpdatedInput) {
+		// Never let a question through with no answer: the model would
+		// invent one.
+		res = protocol.DenyResult(&req.CanUseTool, protocol.NoOneToAnswer)
 	}
 	c.respondPermission(id, rawID, &req, res, v.Source, v.Rule, start)
 }

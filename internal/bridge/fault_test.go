@@ -492,7 +492,7 @@ func TestOutputGateHoldsStdout(t *testing.T) {
 	var out syncio.Buffer
 	q := newQueueWriter(&out, outQueue)
 	g := NewOutputGate()
-	q.gate, g.flush = g, q.flushed
+	q.gate, g.flush = g, q.Flushed
 	q.put([]byte("before\n"), nil, false)
 	release := g.Hold()
 	if got := out.String(); got != "before\n" {
@@ -504,11 +504,11 @@ func TestOutputGateHoldsStdout(t *testing.T) {
 		t.Fatalf("a line got past the held gate: %q", got)
 	}
 	release()
-	q.flushed(time.Now().Add(5 * time.Second))
+	q.Flushed(time.Now().Add(5 * time.Second))
 	if got := out.String(); got != "before\nduring\n" {
 		t.Errorf("after the release: %q", got)
 	}
-	if lost := q.drain(time.Second, time.Second); lost != 0 {
+	if lost := q.Drain(time.Second, time.Second); lost != 0 {
 		t.Errorf("lost %d bytes", lost)
 	}
 }
@@ -522,7 +522,7 @@ func TestStalledWriterIsAbandoned(t *testing.T) {
 	<-w.stuck
 	q.put([]byte("second\n"), nil, false)
 	start := time.Now()
-	lost := q.drain(200*time.Millisecond, 300*time.Millisecond)
+	lost := q.Drain(200*time.Millisecond, 300*time.Millisecond)
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("drain took %s", d)
 	}
@@ -566,10 +566,10 @@ func TestSlowReaderGetsALongLine(t *testing.T) {
 	q.put(line, nil, false)
 	q.put([]byte("\n"), nil, false)
 	time.Sleep(400 * time.Millisecond)
-	if d := q.stalledFor(); d >= 300*time.Millisecond {
+	if d := q.StalledFor(); d >= 300*time.Millisecond {
 		t.Errorf("a reader taking 64 KiB every 10 ms looks stalled for %s", d)
 	}
-	if lost := q.drain(100*time.Millisecond, 300*time.Millisecond); lost != 0 {
+	if lost := q.Drain(100*time.Millisecond, 300*time.Millisecond); lost != 0 {
 		t.Errorf("drain gave up on %d bytes of a reader that kept reading", lost)
 	}
 	r.mu.Lock()
@@ -597,7 +597,7 @@ func TestTricklingReaderIsAbandoned(t *testing.T) {
 	q := newQueueWriter(tricklingReader{}, outQueue)
 	q.put(bytes.Repeat([]byte("a"), 4<<10), nil, false) // 40 s at its pace
 	start := time.Now()
-	lost := q.drain(100*time.Millisecond, 300*time.Millisecond)
+	lost := q.Drain(100*time.Millisecond, 300*time.Millisecond)
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("drain took %s for a reader taking a byte per 10 ms", d)
 	}

@@ -132,7 +132,7 @@ func (f *forwarder) event(s *session, party protocol.Party, b []byte) {
 // drainEvents writes out the queued events, waiting at most d.
 func (f *forwarder) drainEvents(d, stalled time.Duration) {
 	if f.events != nil {
-		f.events.drain(d, stalled)
+		f.events.Drain(d, stalled)
 	}
 }
 
@@ -153,7 +153,7 @@ func (f *forwarder) clientLine(line []byte) {
 	}
 	// Only the input reader waits for room in the agent's stdin: that is
 	// what holds a fast client back.
-	s.stdin.q.WaitRoom(len(trimmed)+1, 0)
+	s.stdin.q.WaitRoom(len(trimmed)+1, 0, nil)
 	if trimmed[0] == '{' && json.Valid(trimmed) {
 		fs := protocol.Fields(trimmed, "type", "request_id", "request", "response")
 		typ, _ := protocol.String(fs[0])

@@ -3,6 +3,7 @@ package bridge
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -91,12 +92,7 @@ func MergeInitialize(client, ours json.RawMessage) (json.RawMessage, InitIDs, er
 		if clientHooks == nil {
 			clientHooks = map[string][]json.RawMessage{}
 		}
-		events := make([]string, 0, len(own.Hooks))
-		for ev := range own.Hooks {
-			events = append(events, ev)
-		}
-		slices.Sort(events)
-		for _, ev := range events {
+		for _, ev := range slices.Sorted(maps.Keys(own.Hooks)) {
 			for _, m := range own.Hooks[ev] {
 				renamed := map[string]any{}
 				for k, v := range m {

@@ -199,7 +199,7 @@ func NewPeerWriter(w io.Writer, grace time.Duration) *PeerWriter {
 
 // Write queues a copy of b.
 func (p *PeerWriter) Write(b []byte) (int, error) {
-	if !p.q.WaitRoom(len(b), p.grace) || !p.q.Put(nil, append([]byte(nil), b...)) {
+	if !p.q.WaitRoom(len(b), p.grace, nil) || !p.q.Put(nil, append([]byte(nil), b...)) {
 		return 0, io.ErrClosedPipe
 	}
 	return len(b), nil
@@ -210,4 +210,4 @@ func (p *PeerWriter) Abandoned() bool { return p.q.IsClosed() }
 
 // Close writes out what is queued and stops; it reports the bytes given
 // up on.
-func (p *PeerWriter) Close() int { return p.q.drain(p.grace, p.grace) }
+func (p *PeerWriter) Close() int { return p.q.Drain(p.grace, p.grace) }

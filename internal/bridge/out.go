@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"sync"
-	"time"
 
 	"github.com/agentjq/agentjq/internal/asyncq"
 	"github.com/agentjq/agentjq/internal/protocol"
@@ -55,7 +54,7 @@ func release(it asyncq.Item[func()]) {
 // is over its limit (backpressure for the data path), unless the stream
 // closes or is abandoned. It reports false when b was dropped.
 func (q *queueWriter) put(b []byte, done func(), wait bool) bool {
-	if wait && !q.WaitRoom(len(b), 0) {
+	if wait && !q.WaitRoom(len(b), 0, nil) {
 		release(asyncq.Item[func()]{Meta: done})
 		return false
 	}
@@ -68,12 +67,6 @@ func (q *queueWriter) putNow(b []byte, done func()) bool {
 	}
 	return q.Put(done, b)
 }
-
-func (q *queueWriter) flushed(deadline time.Time) { q.Flushed(deadline) }
-
-func (q *queueWriter) drain(d, stalled time.Duration) int { return q.Drain(d, stalled) }
-
-func (q *queueWriter) stalledFor() time.Duration { return q.StalledFor() }
 
 var errGivenUp = errors.New("the stream was closed")
 
@@ -209,7 +202,7 @@ func (in *agentStdin) writeAs(party protocol.Party, line []byte) error {
 }
 
 func (in *agentStdin) writeLocked(party protocol.Party, line []byte) error {
-	if in.q.IsClosed() || in.ended() {
+	if in.q.Stopped() {
 		return errors.New("the agent's stdin is closed")
 	}
 	in.tap(party, line)
@@ -219,8 +212,6 @@ func (in *agentStdin) writeLocked(party protocol.Party, line []byte) error {
 	}
 	return nil
 }
-
-func (in *agentStdin) ended() bool { return in.q.Ending() }
 
 // close ends the agent's stdin once what is queued is written: the agent
 // reads every answer, then EOF.
@@ -238,9 +229,13 @@ func (in *agentStdin) forceClose() {
 	in.file.Close()
 }
 
-func (s *session) tap(dir protocol.Direction, line []byte, known protocol.Known) {
-	if s.opts.Tap != nil && !s.ended.Load() {
-		s.opts.Tap(dir, line, known)
+// tapIn taps a line written to the agent's stdin; in a proxy the
+// recording marks who wrote it.
+func (s *session) tapIn(party protocol.Party, line []byte) {
+	if s.fwd != nil {
+		s.fwd.tap(s, protocol.DirIn, party, line, 0)
+	} else {
+		s.tap(protocol.DirIn, line, 0)
 	}
 }
 

@@ -166,7 +166,7 @@ func (s *session) readAgentStdout(ctx context.Context, w *pumpWatch) {
 		s.sawOutput()
 		// Backpressure: wait here, holding nothing, until the writer has
 		// room for this chunk.
-		s.out.WaitRoom(len(buf), 0)
+		s.out.WaitRoom(len(buf), 0, nil)
 		lineNo = s.passChunk(ctx, buf, lineNo)
 		s.out.putNow(nil, func() { putChunk(buf) })
 	}
@@ -271,6 +271,14 @@ func (s *session) passChunk(ctx context.Context, buf []byte, n int) int {
 		s.passOut(buf[runStart:])
 	}
 	return n
+}
+
+// tap hands a line to Options.Tap (the recorder), in the order the line
+// is passed on.
+func (s *session) tap(dir protocol.Direction, line []byte, known protocol.Known) {
+	if s.opts.Tap != nil && !s.ended.Load() {
+		s.opts.Tap(dir, line, known)
+	}
 }
 
 // passOut queues whole lines of agent output; the stream's last line may

@@ -207,17 +207,11 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		stderrTail: tail{max: 64 << 10},
 	}
 	s.turns.mu, s.turns.notify, s.ctl.s = &s.mu, s.notify, s
-	s.stdin.tap = func(party protocol.Party, line []byte) {
-		if s.fwd != nil {
-			s.fwd.tap(s, protocol.DirIn, party, line, 0)
-		} else {
-			s.tap(protocol.DirIn, line, 0)
-		}
-	}
+	s.stdin.tap = s.tapIn
 	if opts.Gate != nil {
 		s.out.gate = opts.Gate
 		opts.Gate.mu.Lock()
-		opts.Gate.flush = s.out.flushed
+		opts.Gate.flush = s.out.Flushed
 		opts.Gate.mu.Unlock()
 	}
 	if opts.Forward != nil {
@@ -310,7 +304,7 @@ func (s *session) run(ctx context.Context) (Report, error) {
 	deadline := time.Now().Add(s.opts.Grace)
 	s.stdin.forceClose()
 	stdoutWait := time.Until(deadline)
-	if s.out.stalledFor() >= s.opts.Grace {
+	if s.out.StalledFor() >= s.opts.Grace {
 		stdoutWait = 0
 	}
 	if !s.drained(stdoutDone, watched, stdoutWait) {
@@ -323,7 +317,7 @@ func (s *session) run(ctx context.Context) (Report, error) {
 			<-stdoutDone
 		}
 	}
-	if s.out.stalledFor() >= s.opts.Grace {
+	if s.out.StalledFor() >= s.opts.Grace {
 		// Nobody has read our stdout for a whole grace: the agent's last
 		// lines and the exit event will not be read either.
 		s.out.Abandon()
@@ -347,7 +341,7 @@ func (s *session) run(ctx context.Context) (Report, error) {
 		return Report{AgentExit: -1}, &StartError{waitErr}
 	}
 	// Whether stdout took the agent's lines is part of the outcome.
-	s.out.flushed(deadline)
+	s.out.Flushed(deadline)
 	rep := s.finish()
 	s.endOutputBy(deadline)
 	return rep, nil
@@ -359,13 +353,13 @@ func (s *session) run(ctx context.Context) (Report, error) {
 // said on stderr, if stderr still takes it.
 func (s *session) endOutputBy(deadline time.Time) {
 	wait := func() time.Duration { return max(time.Until(deadline), 200*time.Millisecond) }
-	if lost := s.out.drain(wait(), s.opts.Grace); lost > 0 {
+	if lost := s.out.Drain(wait(), s.opts.Grace); lost > 0 {
 		fmt.Fprintf(s.opts.Stderr, "agentjq: stdout is not being read; gave up on the last %d bytes (the exit event among them)\n", lost)
 	}
 	if s.fwd != nil {
 		s.fwd.drainEvents(wait(), s.opts.Grace)
 	}
-	s.errq.drain(wait(), s.opts.Grace)
+	s.errq.Drain(wait(), s.opts.Grace)
 }
 
 // loop waits for the end of the session, closing the agent's stdin when
@@ -586,7 +580,7 @@ func (s *session) sawOutput() {
 // producer back.
 func (s *session) sendTurn(line []byte, ours bool) {
 	id, added := turnID(line), false
-	s.stdin.q.WaitRoom(len(line)+50, 0)
+	s.stdin.q.WaitRoom(len(line)+50, 0, nil)
 	s.stdin.mu.Lock()
 	s.mu.Lock()
 	if id == "" && s.opts.Profile.TurnIDs && s.turns.inFlightLocked() > 0 {
@@ -625,7 +619,7 @@ func (s *session) readInput(ctx context.Context) {
 	lr := newLineReader(s.opts.Stdin)
 	for {
 		line, err := lr.next()
-		if line != nil && (s.stdin.ended() || s.stdin.q.IsClosed()) {
+		if line != nil && s.stdin.q.Stopped() {
 			// The session is shutting down: say so once, not per line.
 			if len(bytes.TrimSpace(line)) > 0 {
 				s.warnLine(protocol.WarnInternal, fmt.Sprintf("stdin:%d: the agent's stdin is closed; this line and any after it not sent", lr.n), lr.n)
@@ -816,7 +810,7 @@ func (s *session) finish() Report {
 // outcome is the session's report and exit event; tapErr is the
 // recording's failure, which makes any session an error.
 func (s *session) outcome(tapErr error) (Report, protocol.Exit) {
-	ending := s.stdin.ended()
+	ending := s.stdin.q.Ending()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rep := Report{AgentExit: s.cmd.ProcessState.ExitCode(), Turns: s.turns.n, Denials: len(s.denied)}
@@ -942,7 +936,7 @@ func (s *session) drained(done <-chan struct{}, r *pumpWatch, wait time.Duration
 		case <-done:
 			return true
 		case now := <-tick.C:
-			if s.out.stalledFor() >= s.opts.Grace || now.After(hard) {
+			if s.out.StalledFor() >= s.opts.Grace || now.After(hard) {
 				return false
 			}
 			if since, reading := r.waitingSince(); reading && now.Sub(later(since, start)) >= wait {

@@ -78,6 +78,19 @@ func DenyResult(req *CanUseTool, message string) PermissionResult {
 	return PermissionResult{Behavior: Deny, Message: message, ToolUseID: req.ToolUseID}
 }
 
+// Result turns a verdict into the can_use_tool answer: an allow always
+// carries updatedInput, anything else is a deny with a message.
+func (v Verdict) Result(req *CanUseTool) PermissionResult {
+	if v.Behavior == Allow {
+		r := AllowResult(req, v.UpdatedInput)
+		r.UpdatedPermissions = v.UpdatedPermissions
+		return r
+	}
+	r := DenyResult(req, v.Message)
+	r.Interrupt = v.Interrupt
+	return r
+}
+
 // HookCallback is the request body of a hook_callback control request.
 type HookCallback struct {
 	Subtype    string          `json:"subtype"`
@@ -95,7 +108,7 @@ type MCPMessage struct {
 
 // ControlRequest builds a control_request line (without the newline).
 func ControlRequest(requestID string, body any) []byte {
-	return mustMarshal(struct {
+	return Marshal(struct {
 		Type      string `json:"type"`
 		RequestID string `json:"request_id"`
 		Request   any    `json:"request"`
@@ -105,12 +118,7 @@ func ControlRequest(requestID string, body any) []byte {
 // SuccessResponse builds a control_response carrying payload. A nil payload
 // is sent as an empty object.
 func SuccessResponse(requestID string, payload any) []byte {
-	return SuccessResponseRaw(mustMarshal(requestID), payload)
-}
-
-// ErrorResponse builds an error control_response.
-func ErrorResponse(requestID, message string) []byte {
-	return ErrorResponseRaw(mustMarshal(requestID), message)
+	return SuccessResponseRaw(Marshal(requestID), payload)
 }
 
 // SuccessResponseRaw is SuccessResponse echoing the request's id as the
@@ -120,7 +128,7 @@ func SuccessResponseRaw(requestID json.RawMessage, payload any) []byte {
 	if payload == nil {
 		payload = struct{}{}
 	}
-	return mustMarshal(struct {
+	return Marshal(struct {
 		Type     string `json:"type"`
 		Response any    `json:"response"`
 	}{TypeControlResp, struct {
@@ -130,9 +138,10 @@ func SuccessResponseRaw(requestID json.RawMessage, payload any) []byte {
 	}{"success", requestID, payload}})
 }
 
-// ErrorResponseRaw is ErrorResponse echoing the request's id as it came.
+// ErrorResponseRaw builds an error control_response, echoing the
+// request's id as the JSON value it came as.
 func ErrorResponseRaw(requestID json.RawMessage, message string) []byte {
-	return mustMarshal(struct {
+	return Marshal(struct {
 		Type     string `json:"type"`
 		Response any    `json:"response"`
 	}{TypeControlResp, struct {
@@ -156,7 +165,7 @@ func UserTurn(text string) []byte {
 // UserTurnWithSession wraps text in the user envelope, carrying session_id
 // (the legacy context CLI reads it).
 func UserTurnWithSession(text, sessionID string) []byte {
-	return mustMarshal(struct {
+	return Marshal(struct {
 		Type            string `json:"type"`
 		Message         any    `json:"message"`
 		ParentToolUseID *byte  `json:"parent_tool_use_id"`
@@ -167,9 +176,9 @@ func UserTurnWithSession(text, sessionID string) []byte {
 	}{"user", text}, nil, sessionID})
 }
 
-// mustMarshal encodes agentjq's own values compactly, without HTML
-// escaping, and without the trailing newline.
-func mustMarshal(v any) []byte {
+// Marshal encodes agentjq's own values (an event, a control message) as
+// one compact line: no HTML escaping, no trailing newline.
+func Marshal(v any) []byte {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

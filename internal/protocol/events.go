@@ -129,6 +129,3 @@ type Exit struct {
 	Error      string  `json:"error,omitempty"`
 	StderrTail string  `json:"stderr_tail,omitempty"`
 }
-
-// Marshal encodes an event as one compact line without the newline.
-func Marshal(v any) []byte { return mustMarshal(v) }
