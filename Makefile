@@ -64,6 +64,10 @@ install: build
 # that -race slows 10 to 40 times and where it finds nothing the rest of the
 # suite does not: they run in the same suite, without -race. The start and
 # the total time are printed, so that CI's log shows the duration.
+# The live tests wait on claude, its scripted model and real clients far
+# more than they compute: four run at once in a package (go test's default
+# is one per core).
+TEST_PARALLEL ?= 4
 NORACE_TESTS = ^(TestRecordSecretCorpus|TestRecordHeldOutSecretCorpus|TestFixtureRecordingsReplayThroughSpawn|TestCaptureRecordingsReplayThroughSpawn|TestCheckAgainstAsAgent|TestCheckFolderSummary|TestCheckGradesThroughAsAgent)$$
 TEST_START  := $(shell date +%s)
 
@@ -71,11 +75,11 @@ test: claude node-clients sandbox-deps
 	@date -u +'make test: started %Y-%m-%dT%H:%M:%SZ'
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo 'gofmt: files above need formatting'; exit 1; }
-	AGENTJQ_LIVE_CLAUDE=$(call claude_bin,$(lastword $(CLAUDE_VERSIONS))) $(GO) test -race -count=1 -timeout 40m -skip '$(NORACE_TESTS)' ./...
-	AGENTJQ_LIVE_CLAUDE=$(call claude_bin,$(lastword $(CLAUDE_VERSIONS))) $(GO) test -count=1 -timeout 40m -run '$(NORACE_TESTS)' ./cmd
+	AGENTJQ_LIVE_CLAUDE=$(call claude_bin,$(lastword $(CLAUDE_VERSIONS))) $(GO) test -race -count=1 -parallel $(TEST_PARALLEL) -timeout 40m -skip '$(NORACE_TESTS)' ./...
+	AGENTJQ_LIVE_CLAUDE=$(call claude_bin,$(lastword $(CLAUDE_VERSIONS))) $(GO) test -count=1 -parallel $(TEST_PARALLEL) -timeout 40m -run '$(NORACE_TESTS)' ./cmd
 	@set -e; for v in $(filter-out $(lastword $(CLAUDE_VERSIONS)),$(CLAUDE_VERSIONS)); do \
 		echo "live tests against claude $$v"; \
-		AGENTJQ_LIVE_CLAUDE=$(call claude_bin,$$v) $(GO) test -count=1 -timeout 40m -run '^TestLive' ./...; \
+		AGENTJQ_LIVE_CLAUDE=$(call claude_bin,$$v) $(GO) test -count=1 -parallel $(TEST_PARALLEL) -timeout 40m -run '^TestLive' ./...; \
 	done
 	@echo "make test: passed in $$(( $$(date +%s) - $(TEST_START) ))s"
 

@@ -154,6 +154,7 @@ func (r acpReport) chunks(kind string) (n int, text string) {
 }
 
 func TestLiveACPHello(t *testing.T) {
+	t.Parallel()
 	w := newACPWorld(t)
 	r := w.run("hello", nil)
 	var init struct {
@@ -182,6 +183,7 @@ func TestLiveACPHello(t *testing.T) {
 // TestLiveACPWrites: the policy allows one Write; the others it leaves to
 // the editor, which answers allow_once and reject_once.
 func TestLiveACPWrites(t *testing.T) {
+	t.Parallel()
 	w := newACPWorld(t)
 	policy := filepath.Join(t.TempDir(), "policy.json")
 	os.WriteFile(policy, []byte(`{"allow": ["Write(apple.txt)"], "default": "ask"}`), 0o644)
@@ -264,6 +266,7 @@ func sleepLeft() bool {
 // TestLiveACPCancel: session/cancel while the allowed sleep runs ends the
 // turn with stopReason cancelled and leaves no process behind.
 func TestLiveACPCancel(t *testing.T) {
+	// Not parallel: it looks for its sleep among every process.
 	w := newACPWorld(t)
 	start := time.Now()
 	r := w.run("cancel", map[string]string{"ACP_PROMPT": sleepPrompt, "ACP_ANSWERS": "allow_once"})
@@ -292,6 +295,7 @@ func TestLiveACPCancel(t *testing.T) {
 // open: the request is answered cancelled, the turn ends cancelled and
 // the tool never runs.
 func TestLiveACPCancelPending(t *testing.T) {
+	t.Parallel()
 	w := newACPWorld(t)
 	r := w.run("cancel-pending", map[string]string{"ACP_PROMPT": "TOOL Bash {\"command\":\"touch {{cwd}}/never.txt\"}", "ACP_ANSWERS": "wait"})
 	if got := r.stopReason(t, "prompt"); got != "cancelled" {
@@ -319,6 +323,7 @@ func TestLiveACPCancelPending(t *testing.T) {
 // TestLiveACPSetMode: set_mode reaches the agent and is reported back;
 // bypassPermissions is refused unless enabled.
 func TestLiveACPSetMode(t *testing.T) {
+	t.Parallel()
 	w := newACPWorld(t)
 	r := w.run("mode", nil)
 	if _, ok := r.Results["set_mode"]; !ok {
@@ -354,6 +359,7 @@ func TestLiveACPSetMode(t *testing.T) {
 // TestLiveACPModelError: an API error ends the prompt with an error
 // response; the session goes on.
 func TestLiveACPModelError(t *testing.T) {
+	t.Parallel()
 	w := newACPWorld(t)
 	r := w.run("fail", nil)
 	e, ok := r.Errors["prompt"]
@@ -372,6 +378,7 @@ func TestLiveACPModelError(t *testing.T) {
 // updates the live session sent (the user's turn included), then the
 // session goes on with claude's own history (--resume).
 func TestLiveACPLoad(t *testing.T) {
+	t.Parallel()
 	w := newACPWorld(t)
 	rec := t.TempDir()
 	first := w.run("hello", nil, "--record-dir", rec)
@@ -432,6 +439,7 @@ func TestLiveACPLoad(t *testing.T) {
 // replay --as-agent behind a two-line shim, is a deterministic agent for
 // editor-plugin tests: the same updates, no model, no CLI.
 func TestLiveACPAsAgent(t *testing.T) {
+	t.Parallel()
 	w := newACPWorld(t)
 	rec := t.TempDir()
 	first := w.run("hello", nil, "--record-dir", rec)
@@ -440,7 +448,7 @@ func TestLiveACPAsAgent(t *testing.T) {
 	}
 	json.Unmarshal(first.Results["new"], &sess)
 	shim := filepath.Join(t.TempDir(), "claude")
-	os.WriteFile(shim, []byte("#!/bin/sh\nexec "+shQuote(w.bin)+" replay --as-agent "+shQuote(filepath.Join(rec, sess.ID+".ndjson"))+" -- \"$@\"\n"), 0o755)
+	writeFile(shim, []byte("#!/bin/sh\nexec "+shQuote(w.bin)+" replay --as-agent "+shQuote(filepath.Join(rec, sess.ID+".ndjson"))+" -- \"$@\"\n"), 0o755)
 	w.claude = shim
 	again := w.run("hello", nil)
 	if got := again.stopReason(t, "prompt"); got != "end_turn" {
@@ -456,6 +464,7 @@ func TestLiveACPAsAgent(t *testing.T) {
 // TestLiveACPThinking: thinking streams as agent_thought_chunk, the answer
 // as agent_message_chunk.
 func TestLiveACPThinking(t *testing.T) {
+	t.Parallel()
 	w := newACPWorld(t)
 	r := w.run("think", nil)
 	if got := r.stopReason(t, "prompt"); got != "end_turn" {
@@ -472,6 +481,7 @@ func TestLiveACPThinking(t *testing.T) {
 // TestLiveACPMaxTurns: a turn stopped by --max-turns ends with
 // max_turn_requests.
 func TestLiveACPMaxTurns(t *testing.T) {
+	t.Parallel()
 	w := newACPWorld(t)
 	r := w.run("loop", nil, "--max-turns", "2")
 	if got := r.stopReason(t, "prompt"); got != "max_turn_requests" {
@@ -481,6 +491,7 @@ func TestLiveACPMaxTurns(t *testing.T) {
 
 // TestLiveACPPlan: TodoWrite becomes a plan update, not a tool call.
 func TestLiveACPPlan(t *testing.T) {
+	t.Parallel()
 	w := newACPWorld(t)
 	r := w.run("one", map[string]string{"ACP_PROMPT": `TOOL TodoWrite {"todos":[{"content":"Read the code","status":"completed","activeForm":"Reading"},{"content":"Fix the bug","status":"in_progress","activeForm":"Fixing"}]}` + "\nSAY Planned."})
 	if got := r.stopReason(t, "prompt"); got != "end_turn" {
@@ -504,6 +515,7 @@ func TestLiveACPPlan(t *testing.T) {
 // TestLiveACPMCPServer: session/new's mcpServers reach claude; the
 // server's tool is asked about like any other.
 func TestLiveACPMCPServer(t *testing.T) {
+	t.Parallel()
 	w := newACPWorld(t)
 	servers, _ := json.Marshal([]map[string]any{{"name": "probe", "command": os.Args[0], "args": []string{},
 		"env": []map[string]string{{"name": fakeagent.Scenario, "value": "mcp-server"}}}})
@@ -525,6 +537,7 @@ func TestLiveACPMCPServer(t *testing.T) {
 // changes to acceptEdits), for a Write and for a Bash command: the session
 // rule is enforced on every call, not only on those claude asks about.
 func TestLiveACPRejectAlways(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, prompt, file, mode string }{
 		{"Write", "WRITE pear", "pear.txt", "acceptEdits"},
 		{"Bash", `TOOL Bash {"command":"touch {{cwd}}/never.txt"}`, "never.txt", "acceptEdits"},
@@ -578,6 +591,7 @@ func TestLiveACPRejectAlways(t *testing.T) {
 // is asked exactly what claude asks: a Read inside the project runs
 // without a request_permission.
 func TestLiveACPReadNotAsked(t *testing.T) {
+	t.Parallel()
 	w := newACPWorld(t)
 	os.WriteFile(filepath.Join(w.dir, "seed.txt"), []byte("seed-content\n"), 0o644)
 	r := w.run("one", map[string]string{"ACP_PROMPT": `TOOL Read {"file_path":"{{cwd}}/seed.txt"}` + "\nSAY Read it."})
@@ -632,6 +646,7 @@ func (r acpReport) listed(t *testing.T) map[string]string {
 // in plan: session/load's modes say so and claude runs in it; session/
 // list has it, titled by its first prompt.
 func TestLiveACPLoadMode(t *testing.T) {
+	t.Parallel()
 	w := newACPWorld(t)
 	rec := t.TempDir()
 	first := w.run("writes", map[string]string{"ACP_PROMPTS": "HELLO", "ACP_MODES": "0:plan"}, "--record-dir", rec)
@@ -659,6 +674,7 @@ func TestLiveACPLoadMode(t *testing.T) {
 // TestLiveACPResume: session/resume takes the recorded session up without
 // replaying it; claude continues its history.
 func TestLiveACPResume(t *testing.T) {
+	t.Parallel()
 	w := newACPWorld(t)
 	rec := t.TempDir()
 	id := w.run("hello", nil, "--record-dir", rec).sessionID(t)
@@ -685,6 +701,7 @@ func TestLiveACPResume(t *testing.T) {
 // one's conversation (claude --resume --fork-session): a new id, the
 // earlier turn in its history, both listed.
 func TestLiveACPFork(t *testing.T) {
+	t.Parallel()
 	w := newACPWorld(t)
 	rec := t.TempDir()
 	id := w.run("hello", nil, "--record-dir", rec).sessionID(t)
@@ -713,6 +730,7 @@ func TestLiveACPFork(t *testing.T) {
 // TestLiveACPClose: session/close ends the session; a prompt to it then
 // fails as for an unknown session.
 func TestLiveACPClose(t *testing.T) {
+	t.Parallel()
 	w := newACPWorld(t)
 	r := w.run("close", nil)
 	if got := r.stopReason(t, "prompt"); got != "end_turn" {

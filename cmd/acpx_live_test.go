@@ -273,6 +273,7 @@ func (w *acpxWorld) noneLeft(t *testing.T) {
 // TestLiveACPXExec: acpx's one-shot exec against agentjq acp: a session,
 // a turn streamed as chunks, end_turn, every message valid.
 func TestLiveACPXExec(t *testing.T) {
+	t.Parallel()
 	w := newACPXWorld(t)
 	r := w.acpx("--format", "json", "--approve-all", "exec", "HELLO").ok(t)
 	if got := r.stopReason(t); got != "end_turn" {
@@ -317,6 +318,7 @@ func TestLiveACPXExec(t *testing.T) {
 // TestLiveACPXRecordDirMade: a --record-dir that does not exist yet is
 // made.
 func TestLiveACPXRecordDirMade(t *testing.T) {
+	t.Parallel()
 	w := newACPXWorld(t)
 	w.rec = filepath.Join(t.TempDir(), "state", "agentjq", "acp")
 	r := w.acpx("--format", "json", "--approve-all", "exec", "HELLO").ok(t)
@@ -330,6 +332,7 @@ func TestLiveACPXRecordDirMade(t *testing.T) {
 // TestLiveACPXNoClaude: without the agent, agentjq acp still answers
 // initialize; session/new fails saying what is missing, and acpx shows it.
 func TestLiveACPXNoClaude(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, bin, want, shown string }{
 		{"bin", "/nonexistent/claude", "/nonexistent/claude", "/nonexistent/claude"},
 		{"path", "", `"claude" not found on PATH`, "not found on PATH"},
@@ -364,6 +367,7 @@ func TestLiveACPXNoClaude(t *testing.T) {
 // takes the session up by its id (session/resume); the second prompt has
 // the first in claude's history.
 func TestLiveACPXNewThenPrompt(t *testing.T) {
+	t.Parallel()
 	w := newACPXWorld(t)
 	id := w.newSession()
 	r := w.acpx("--format", "json", "--approve-all", "prompt", "HELLO").ok(t)
@@ -446,6 +450,7 @@ func initModes(t *testing.T, file string) []string {
 // SIGTERM, may also come before agentjq has written the exit event: the
 // recording then just ends, claiming nothing.)
 func TestLiveACPXCreatedOnlyNotCrashed(t *testing.T) {
+	t.Parallel()
 	w := newACPXWorld(t)
 	id := w.newSession()
 	ev := exitEvent(t, filepath.Join(w.rec, id+".ndjson"))
@@ -464,6 +469,7 @@ func TestLiveACPXCreatedOnlyNotCrashed(t *testing.T) {
 // plan (the mode claude was left in), says so in session/resume's modes,
 // and claude runs the turn in it.
 func TestLiveACPXModeAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	w := newACPXWorld(t)
 	id := w.newSession()
 	w.acpx("set-mode", "plan").ok(t)
@@ -509,6 +515,7 @@ func segmentsOf(t *testing.T, dir, id string) []string {
 // sessions (session/list) with the first prompt as the title; a cwd
 // filter that matches none shows none.
 func TestLiveACPXList(t *testing.T) {
+	t.Parallel()
 	w := newACPXWorld(t)
 	id := w.newSession()
 	w.acpx("--approve-all", "prompt", "HELLO").ok(t)
@@ -539,6 +546,7 @@ const onePixelPNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP
 // agent whose promptCapabilities.image is true) reaches the model as an
 // image block.
 func TestLiveACPXImage(t *testing.T) {
+	t.Parallel()
 	w := newACPXWorld(t)
 	prompt := filepath.Join(t.TempDir(), "prompt.json")
 	b, _ := json.Marshal([]map[string]string{{"type": "text", "text": "HELLO"}, {"type": "image", "mimeType": "image/png", "data": onePixelPNG}})
@@ -657,6 +665,7 @@ func (m *sseMCP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // goes to claude through session/new (mcpCapabilities), headers
 // included; claude calls its tool.
 func TestLiveACPXHTTPMCP(t *testing.T) {
+	t.Parallel()
 	for _, typ := range []string{"http", "sse"} {
 		t.Run(typ, func(t *testing.T) {
 			w := newACPXWorld(t)

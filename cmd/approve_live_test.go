@@ -6,21 +6,33 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/agentjq/agentjq/internal/protocol"
 )
 
+// writeFile is os.WriteFile with no fork while the file is open. A
+// script written and then run at once is otherwise "text file busy" now
+// and then: a child that a test running in parallel forked meanwhile
+// holds the file open until it execs.
+func writeFile(p string, data []byte, mode os.FileMode) error {
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
+	return os.WriteFile(p, data, mode)
+}
+
 func writePolicy(t testing.TB, name, text string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+	if err := writeFile(p, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return p
 }
 
 func TestLiveRulesAllowWriteDenyRm(t *testing.T) {
+	t.Parallel()
 	rules := writePolicy(t, "rules.json", `{"allow": ["Edit(**)"], "deny": ["Bash(rm:*)"]}`)
 	r := spawnLive(t, "", "--policy", rules, "-p", "please WRITE banana")
 	if r.code != 0 {
@@ -52,6 +64,7 @@ func TestLiveRulesAllowWriteDenyRm(t *testing.T) {
 }
 
 func TestLiveJQPolicyRewritesCommand(t *testing.T) {
+	t.Parallel()
 	policy := writePolicy(t, "rewrite.jq", `if .tool_name == "Bash" then {behavior: "allow", updatedInput: (.input | .command |= sub("a[.]txt"; "b.txt"))} else empty end`)
 	r := spawnLive(t, "", "--policy", policy, "-p", `TOOL Bash {"command":"touch {{cwd}}/a.txt","description":"make a file"}`)
 	if r.code != 0 {
@@ -69,6 +82,7 @@ func TestLiveJQPolicyRewritesCommand(t *testing.T) {
 }
 
 func TestLiveApproverCoProcess(t *testing.T) {
+	t.Parallel()
 	// A co-process that allows everything with a bare decision object.
 	approver := writePolicy(t, "approver.sh", "#!/bin/sh\nwhile read -r line; do id=$(printf %s \"$line\" | sed -n 's/.*\"request_id\":\"\\([^\"]*\\)\".*/\\1/p'); printf '{\"request_id\":\"%s\",\"behavior\":\"allow\"}\\n' \"$id\"; done\n")
 	os.Chmod(approver, 0o755)
@@ -85,6 +99,7 @@ func TestLiveApproverCoProcess(t *testing.T) {
 }
 
 func TestLiveHookScriptApprover(t *testing.T) {
+	t.Parallel()
 	// An existing PreToolUse hook script, used unchanged: it blocks rm -rf
 	// with exit 2 and allows Writes.
 	hook := writePolicy(t, "hook.sh", `#!/bin/sh
@@ -116,6 +131,7 @@ esac
 }
 
 func TestLiveAskAnsweredFromRules(t *testing.T) {
+	t.Parallel()
 	rules := writePolicy(t, "rules.json", `{"answers": {"Do you prefer cats or dogs?": "Dogs"}}`)
 	r := spawnLive(t, "", "--policy", rules, "-p", "ASK me")
 	if r.code != 0 {
@@ -131,6 +147,7 @@ func TestLiveAskAnsweredFromRules(t *testing.T) {
 }
 
 func TestLiveAskWithoutAnswerIsDenied(t *testing.T) {
+	t.Parallel()
 	r := spawnLive(t, "", "-p", "ASK me")
 	if r.code != protocol.ExitDenied {
 		t.Fatalf("exit %d", r.code)
@@ -145,6 +162,7 @@ func TestLiveAskWithoutAnswerIsDenied(t *testing.T) {
 }
 
 func TestLiveBrokenPolicyStopsBeforeStart(t *testing.T) {
+	t.Parallel()
 	rules := writePolicy(t, "broken.json", "{\n  \"allow\": [\"Write(\"]\n}\n")
 	r := spawnLive(t, "", "--policy", rules, "-p", "HELLO")
 	if r.code != protocol.ExitUsage {

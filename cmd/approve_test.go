@@ -26,6 +26,7 @@ func writeTestPolicy(t *testing.T, name, src string) string {
 
 // approve test reads captures and recordings alike.
 func TestTestStreamAndExpect(t *testing.T) {
+	t.Parallel()
 	rules := writeTestPolicy(t, "r.json", `{"allow": ["Edit(banana.txt)"], "deny": ["Bash(rm:*)"]}`)
 	c, err := approve.NewChain(approve.ChainOptions{Policies: []string{rules}})
 	if err != nil {

@@ -153,6 +153,7 @@ func startAttach(t *testing.T, env []string, dir string, args ...string) (wait f
 // writes is the sandbox's, so the policy names the one touch it allows);
 // approval.resolved names attach.
 func TestLiveAttachAnswersApprovals(t *testing.T) {
+	t.Parallel()
 	_, env := liveDaemon(t)
 	w := watch(t, env)
 	wd := livetest.Workdir(t)

@@ -40,6 +40,7 @@ func runShell(t *testing.T, dir string, name string, args ...string) string {
 }
 
 func TestCompletionSyntax(t *testing.T) {
+	t.Parallel()
 	livetest.SkipShort(t, "runs bash, zsh and fish")
 	dir := t.TempDir()
 	for _, shell := range []string{"bash", "zsh", "fish"} {
@@ -63,6 +64,7 @@ func TestCompletionSyntax(t *testing.T) {
 // TestBashCompletion sources the script in bash and calls the function
 // as readline would, with COMP_WORDS set.
 func TestBashCompletion(t *testing.T) {
+	t.Parallel()
 	livetest.SkipShort(t, "runs bash")
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash not installed")
@@ -121,6 +123,7 @@ func TestBashCompletion(t *testing.T) {
 
 // TestFishCompletion asks fish itself (complete -C) when it is installed.
 func TestFishCompletion(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("fish"); err != nil {
 		t.Skip("fish not installed")
 	}

@@ -75,6 +75,7 @@ func recordOnFillingDisk(t *testing.T, d *fillingDisk) {
 // it) never ends in an exit event that says success, and spawn's exit
 // status says the recording failed, naming the file.
 func TestRecordingFailsAtTheEnd(t *testing.T) {
+	// Not parallel: it replaces createRecordingFile.
 	livetest.SkipShort(t, "runs this test binary as the agent")
 	for _, c := range []struct {
 		name, scenario, turn string
@@ -143,6 +144,7 @@ func TestRecordingFailsAtTheEnd(t *testing.T) {
 // last writes fail makes the proxy exit 1 with a message naming the file,
 // though what the client was sent is the agent's own.
 func TestProxyRecordingFailsAtTheEnd(t *testing.T) {
+	// Not parallel: it replaces createRecordingFile.
 	livetest.SkipShort(t, "runs this test binary as the agent")
 	for _, c := range []struct {
 		name     string
@@ -157,7 +159,7 @@ func TestProxyRecordingFailsAtTheEnd(t *testing.T) {
 			recordOnFillingDisk(t, &fillingDisk{full: c.full, delay: 150 * time.Millisecond, closeErr: c.closeErr})
 			// The proxy refuses agentjq as its agent: a script plays it.
 			agent := filepath.Join(t.TempDir(), "agent")
-			os.WriteFile(agent, []byte("#!/bin/sh\nread turn\n"+
+			writeFile(agent, []byte("#!/bin/sh\nread turn\n"+
 				`echo '{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"hi"}]}}'`+"\n"+
 				`echo '{"type":"result","subtype":"success","is_error":false,"result":"hi"}'`+"\n"), 0o755)
 			ios, in, out, errb := iostreams.Test()

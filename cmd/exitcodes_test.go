@@ -11,6 +11,7 @@ import (
 // TestExitCodesTellTheTruth: bad durations and recording paths are usage
 // errors, and approve test fails on a file it cannot read as a session.
 func TestExitCodesTellTheTruth(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	policy := filepath.Join(dir, "p.json")
 	os.WriteFile(policy, []byte(`{"allow":["Read"]}`), 0o644)

@@ -418,6 +418,7 @@ func frontCases() []frontCase {
 // TestFaultSuiteFrontEnds runs the front ends' fault cases and reports,
 // per front end, how many passed.
 func TestFaultSuiteFrontEnds(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("fault suite: builds the binary, spawns fake agents")
 	}

@@ -15,6 +15,7 @@ import (
 // House rules for every successful row: stderr is empty and stdout has no
 // escape codes (it is not a terminal).
 func TestFilterCommand(t *testing.T) {
+	t.Parallel()
 	hello, err := fixtures.Capture("hello", "out")
 	if err != nil {
 		t.Fatal(err)
@@ -101,6 +102,7 @@ func TestFilterCommand(t *testing.T) {
 // can, then exits 5; a good recording, and one whose last line is cut
 // off (a warning), exit 0.
 func TestFilterViewExitStatus(t *testing.T) {
+	t.Parallel()
 	good, err := os.ReadFile(fixtureRec(t, "hello"))
 	if err != nil {
 		t.Fatal(err)

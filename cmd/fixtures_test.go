@@ -206,6 +206,7 @@ func readManifestOf(t *testing.T, version string) []fixtureScenario {
 // (make fixtures CLAUDE_VERSION=X), into the folder of the version the CLI
 // reports. It runs only with AGENTJQ_UPDATE=1.
 func TestRegenerateFixtures(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("AGENTJQ_UPDATE") != "1" {
 		t.Skip("regenerates the fixture recordings: run with AGENTJQ_UPDATE=1 (make fixtures)")
 	}
@@ -380,7 +381,7 @@ func asAgentShim(t *testing.T, rec string) string {
 	}
 	shim := filepath.Join(dir, "claude")
 	script := fmt.Sprintf("#!/bin/sh\nAGENTJQ_HELPER_ARGS=%s exec %s -test.run='^TestHelperMain$' -- \"$@\"\n", shQuote(argsFile), shQuote(exe))
-	if err := os.WriteFile(shim, []byte(script), 0o755); err != nil {
+	if err := writeFile(shim, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return shim
@@ -393,6 +394,7 @@ func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) 
 // after -- are appended (the agent's flags, which replay --as-agent takes
 // and ignores).
 func TestHelperMain(t *testing.T) {
+	t.Parallel()
 	file := os.Getenv("AGENTJQ_HELPER_ARGS")
 	if file == "" {
 		t.Skip("helper process for the as-agent shim")
@@ -476,6 +478,7 @@ func stdinOf(sc fixtureScenario) string {
 // --as-agent reproduces every fixture's transcript byte for byte, for
 // every checked CLI version's fixtures.
 func TestFixtureRecordingsReplayThroughSpawn(t *testing.T) {
+	// Not parallel: replayThroughSpawn turns screenEveryCall off.
 	livetest.SkipShort(t, "runs spawn against this test binary as the agent")
 	for _, version := range protocol.CheckedVersions {
 		dir := fixtures.RecordingsDir(version)
@@ -493,6 +496,7 @@ func TestFixtureRecordingsReplayThroughSpawn(t *testing.T) {
 // server are not spawn flags), write-nostdio and print-mode (not a
 // stream-json client).
 func TestCaptureRecordingsReplayThroughSpawn(t *testing.T) {
+	// Not parallel: replayThroughSpawn turns screenEveryCall off.
 	livetest.SkipShort(t, "runs spawn against this test binary as the agent")
 	dir := fixtures.RecordingsDir(fixtures.CLIVersion)
 	byName := map[string]fixtureScenario{}
@@ -551,6 +555,7 @@ func TestCaptureRecordingsReplayThroughSpawn(t *testing.T) {
 // of their folder: make cli-drift shows a new CLI's graded drift from the
 // newest checked version's sessions that way, and fails on breaking drift.
 func TestLiveFixtureCheck(t *testing.T) {
+	t.Parallel()
 	bin := livetest.Claude(t)
 	version := livetest.CLIVersion(t, bin)
 	if v := os.Getenv("AGENTJQ_FIXTURES_OF"); v != "" && v != version {
@@ -586,6 +591,7 @@ func TestLiveFixtureCheck(t *testing.T) {
 // clean. The live run answers permissions as recorded: the allowed Write
 // lands in the directory given with -C.
 func TestLiveCheckReportsDrift(t *testing.T) {
+	t.Parallel()
 	bin := livetest.Claude(t)
 	version := livetest.CLIVersion(t, bin)
 	orig, err := os.ReadFile(fixtureRecOf(t, version, "write-allow"))

@@ -67,6 +67,7 @@ func plantEnv(dir string) {
 // TestLiveGuardBlocksReadOfDeniedEnv: the CLI reads files inside the
 // project without asking; a deny rule must still hold.
 func TestLiveGuardBlocksReadOfDeniedEnv(t *testing.T) {
+	// Not parallel: its last part turns screenEveryCall off.
 	for _, rule := range []string{"Read(.env)", "Read(**/.env)"} {
 		t.Run(rule, func(t *testing.T) {
 			rules := writePolicy(t, "rules.json", `{"allow":["Read","Bash(echo:*)"],"deny":["`+rule+`"]}`)
@@ -104,6 +105,7 @@ func TestLiveGuardBlocksReadOfDeniedEnv(t *testing.T) {
 // settings files holds for the Write tool. (A shell redirection into them
 // is the sandbox's to fail, protect.Paths, not the rules'.)
 func TestLiveGuardBlocksSettingsWrite(t *testing.T) {
+	t.Parallel()
 	settings := `{"permissions":{"allow":["Bash(rm:*)"]}}`
 	write := toolCall("Write", map[string]any{"file_path": "{{cwd}}/.claude/settings.local.json", "content": settings})
 	t.Run("explicit deny rule", func(t *testing.T) {
@@ -132,6 +134,7 @@ func TestLiveGuardBlocksSettingsWrite(t *testing.T) {
 // decides the rm, even when the local settings are loaded; by default they
 // are not loaded at all, so the planted hook never runs.
 func TestLiveSettingsCannotWidenPolicy(t *testing.T) {
+	t.Parallel()
 	setup := func(dir string) { os.WriteFile(filepath.Join(dir, "victim.txt"), []byte("keep me\n"), 0o644) }
 	for _, tc := range []struct {
 		name      string
@@ -178,6 +181,7 @@ func TestLiveSettingsCannotWidenPolicy(t *testing.T) {
 // and claude's shell keeps its directory; a relative Write after it is
 // judged where it lands. (A Bash command's own writes are the sandbox's.)
 func TestLiveGuardJudgesWritesAtTheShellsDirectory(t *testing.T) {
+	t.Parallel()
 	setup := func(dir string) { os.MkdirAll(filepath.Join(dir, "src", "secret"), 0o755) }
 	rules := writePolicy(t, "rules.json", `{"allow":["Bash(cd:*)","Bash(echo:*)","Edit(src/**)"],"deny":["Edit(src/secret/**)"]}`)
 	r := spawnLiveIn(t, setup, "", "--policy", rules, "-p", toolLines(
@@ -294,6 +298,7 @@ func guardSession(tb testing.TB, guard bool, calls int) guardTimes {
 // one allow decision, via the hook, per call); without it, none does.
 // What the guard costs is BenchmarkLiveGuard: a benchmark, not a test.
 func TestLiveGuardDecidesEveryCall(t *testing.T) {
+	// Not parallel: its second session turns screenEveryCall off.
 	if testing.Short() {
 		t.Skip("two live sessions: not in -short")
 	}
@@ -353,6 +358,7 @@ func BenchmarkLiveGuard(b *testing.B) {
 // still runs (inside agentjq's hook, for the tools its matcher names), and
 // its deny wins over the policy's allow.
 func TestLiveGuardRunsUserHooks(t *testing.T) {
+	t.Parallel()
 	rules := writePolicy(t, "rules.json", `{"allow":["Bash(echo:*)","Edit(**)"]}`)
 	log := writePolicy(t, "hook.log", "")
 	r := spawnLive(t, "", "--policy", rules,
@@ -383,6 +389,7 @@ func TestLiveGuardRunsUserHooks(t *testing.T) {
 // it without asking (cat, Read inside the project), and goes to the
 // approver: one decision per call, via permission.
 func TestLiveGuardAskReachesApprover(t *testing.T) {
+	t.Parallel()
 	rules := writePolicy(t, "rules.json", `{"default":"ask","deny":["Bash(rm:*)"]}`)
 	seen := writePolicy(t, "seen.log", "")
 	approver := writePolicy(t, "approver.sh", "#!/bin/sh\nwhile read -r line; do printf '%s\\n' \"$line\" >> "+seen+"; id=$(printf %s \"$line\" | sed -n 's/.*\"request_id\":\"\\([^\"]*\\)\".*/\\1/p'); printf '{\"request_id\":\"%s\",\"behavior\":\"allow\"}\\n' \"$id\"; done\n")

@@ -33,6 +33,7 @@ func initHooks(t *testing.T, init any) map[string][]hooks.Matcher {
 // TestSessionRegistersGuard: the guard hook goes into the initialize
 // request whenever the chain decides more than the default, for claude.
 func TestSessionRegistersGuard(t *testing.T) {
+	t.Parallel()
 	rules := writePolicy(t, "rules.json", `{"allow":["Read"]}`)
 	tty := func() (io.ReadWriteCloser, error) { return nil, iostreams.ErrNoTTY }
 	for _, tc := range []struct {
@@ -77,6 +78,7 @@ func TestSessionRegistersGuard(t *testing.T) {
 }
 
 func TestSessionSettingSources(t *testing.T) {
+	t.Parallel()
 	ios, _, _, _ := iostreams.Test()
 	f := SpawnFlags{Agent: "claude", Bin: fakeBin(t), Cwd: t.TempDir(), NoPrompt: true}
 	opts, chain, err := sessionOptions(ios, f, nil)

@@ -12,6 +12,7 @@ import (
 // TestHelpEndsWithExamples: every command's --help ends with two or three
 // examples, and each example's agentjq command lines parse.
 func TestHelpEndsWithExamples(t *testing.T) {
+	t.Parallel()
 	for _, path := range [][]string{
 		{"spawn"}, {"record"}, {"replay"}, {"approve"}, {"approve", "answer"}, {"approve", "test"},
 		{"approve", "explain"}, {"man"}, {"completion"}, {"version"},
@@ -45,6 +46,7 @@ func TestHelpEndsWithExamples(t *testing.T) {
 // TestFilterExamplesParse checks filter's own examples (its help is
 // filter.WriteHelp, not kong's).
 func TestFilterExamplesParse(t *testing.T) {
+	t.Parallel()
 	for _, ex := range filter.Examples {
 		checkExample(t, "filter", ex.Command)
 	}

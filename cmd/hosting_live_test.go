@@ -126,6 +126,7 @@ func has(list []string, s string) bool {
 }
 
 func TestLiveMCPToolAllowed(t *testing.T) {
+	t.Parallel()
 	r := runHosted(t, "TOOL mcp__agentjq__greet {\"who\":\"bob\"}\nSAY done", decider("mcp__agentjq__greet"), HostFlags{
 		MCPTool:     []string{`greet=echo "hello $AGENTJQ_ARG_WHO from $(basename "$PWD")"; cat`},
 		MCPToolDesc: []string{"greet=Greets someone by name."},
@@ -149,6 +150,7 @@ func TestLiveMCPToolAllowed(t *testing.T) {
 }
 
 func TestLiveMCPToolDenied(t *testing.T) {
+	t.Parallel()
 	r := runHosted(t, "TOOL mcp__agentjq__mark {}\nSAY done", decider(), HostFlags{
 		MCPTool: []string{"mark=touch ran-it"},
 	})
@@ -164,6 +166,7 @@ func TestLiveMCPToolDenied(t *testing.T) {
 }
 
 func TestLiveMCPToolFailingAndHanging(t *testing.T) {
+	t.Parallel()
 	r := runHosted(t, "TOOL mcp__agentjq__broken {}\nTOOL mcp__agentjq__hang {}\nSAY done", decider("*"), HostFlags{
 		MCPTool:        []string{"broken=echo partial; echo 'disk on fire' >&2; exit 3", "hang=sleep 120"},
 		MCPToolTimeout: 2 * time.Second,
@@ -185,6 +188,7 @@ func TestLiveMCPToolFailingAndHanging(t *testing.T) {
 }
 
 func TestLiveMCPServerRelay(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("checks the process table in /proc")
 	}
@@ -229,6 +233,7 @@ func TestLiveMCPServerRelay(t *testing.T) {
 }
 
 func TestLiveHookBlocksBash(t *testing.T) {
+	t.Parallel()
 	r := runHosted(t, "TOOL Bash {\"command\":\"touch {{cwd}}/ran-it\",\"description\":\"mark\"}\nSAY done", decider("*"), HostFlags{
 		Hook: []string{`PreToolUse:Bash=grep -q '"touch ' && { echo "no touching in $AGENTJQ_HOOK_EVENT" >&2; exit 2; }; exit 0`},
 	})
@@ -244,6 +249,7 @@ func TestLiveHookBlocksBash(t *testing.T) {
 }
 
 func TestLiveHookAllowsBash(t *testing.T) {
+	t.Parallel()
 	allow := `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"hook says yes"}}`
 	r := runHosted(t, "TOOL Bash {\"command\":\"touch {{cwd}}/ran-it\",\"description\":\"mark\"}\nSAY done", decider(), HostFlags{
 		Hook: []string{"PreToolUse:Bash=cat >/dev/null; echo '" + allow + "'", "PostToolUse=cat > post.json"},
@@ -279,6 +285,7 @@ func alive(pid string) bool {
 // TestLiveMCPToolInterrupted: SIGINT during a tool call interrupts the
 // turn, and the tool command's process group is killed.
 func TestLiveMCPToolInterrupted(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("checks the process table in /proc")
 	}

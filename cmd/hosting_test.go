@@ -123,6 +123,7 @@ func ourInit(t *testing.T, log string) map[string]any {
 // --mcp-server probe=<a Go stdio MCP server>: every mcp_message is answered
 // with what the capture's client answered.
 func TestContractMCPServerRelay(t *testing.T) {
+	t.Parallel()
 	livetest.SkipShort(t, "runs this test binary as the agent")
 	ios, out, errb, logPath := hostIO(t, "capture:mcp-ping", "go\n")
 	server := fakeagent.Scenario + "=mcp-server exec " + strconv.Quote(os.Args[0])
@@ -174,6 +175,7 @@ func TestContractMCPServerRelay(t *testing.T) {
 // --hook PreToolUse:Bash=<a command printing the captured answer>. The
 // command holds commas and '=': it is taken whole.
 func TestContractHookCallback(t *testing.T) {
+	t.Parallel()
 	livetest.SkipShort(t, "runs this test binary as the agent")
 	want := captureAnswers(t, "hook-callback")
 	var answer []byte
@@ -204,6 +206,7 @@ func TestContractHookCallback(t *testing.T) {
 // TestHookBlocksInCapture: exit 2 from the hook denies the captured Bash
 // call with stderr as the reason.
 func TestHookBlocksInCapture(t *testing.T) {
+	t.Parallel()
 	livetest.SkipShort(t, "runs this test binary as the agent")
 	ios, _, errb, logPath := hostIO(t, "capture:hook-callback", "go\n")
 	code := Main([]string{"spawn", "--bin", os.Args[0], "--hook", "PreToolUse:Bash=echo 'no shell today' >&2; exit 2"}, ios)
@@ -227,6 +230,7 @@ func TestHookBlocksInCapture(t *testing.T) {
 // TestInitPassesThroughAndIsRedacted: --init's response reaches stdout
 // whole, and a recording of it holds no account email or organization.
 func TestInitPassesThroughAndIsRedacted(t *testing.T) {
+	t.Parallel()
 	livetest.SkipShort(t, "runs this test binary as the agent")
 	ios, out, errb, _ := hostIO(t, "init-account", "hi\n")
 	rec := filepath.Join(t.TempDir(), "s.ndjson")
@@ -251,6 +255,7 @@ func TestInitPassesThroughAndIsRedacted(t *testing.T) {
 }
 
 func TestHostFlagUsageErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	badSchema := filepath.Join(dir, "bad.json")
 	os.WriteFile(badSchema, []byte(`[]`), 0o644)
@@ -281,6 +286,7 @@ func TestHostFlagUsageErrors(t *testing.T) {
 // TestHangingHookIsAnswered: a hook past --hook-timeout is killed and
 // answered (no opinion, with a systemMessage), never left silent.
 func TestHangingHookIsAnswered(t *testing.T) {
+	t.Parallel()
 	livetest.SkipShort(t, "runs this test binary as the agent")
 	ios, _, errb, logPath := hostIO(t, "capture:hook-callback", "go\n")
 	code := Main([]string{"spawn", "--bin", os.Args[0], "--hook-timeout", "300ms", "--hook", "PreToolUse:Bash=sleep 60"}, ios)
@@ -313,6 +319,7 @@ func TestHangingHookIsAnswered(t *testing.T) {
 // none reaches the recording, and stdout still gets every line byte for
 // byte.
 func TestRecordRedactsBurst(t *testing.T) {
+	t.Parallel()
 	livetest.SkipShort(t, "runs this test binary as the agent")
 	ios, out, errb, _ := hostIO(t, "secrets", "")
 	rec := filepath.Join(t.TempDir(), "s.ndjson")
@@ -349,6 +356,7 @@ func TestRecordRedactsBurst(t *testing.T) {
 // are all valid, in sequence; the reader accepts it, a cut-off last line
 // with a warning.
 func TestRecordSurvivesSIGKILL(t *testing.T) {
+	t.Parallel()
 	livetest.SkipShort(t, "builds and runs agentjq")
 	bin := buildAgentjq(t)
 	rec := filepath.Join(t.TempDir(), "s.rec")
@@ -404,6 +412,7 @@ func TestRecordSurvivesSIGKILL(t *testing.T) {
 // Hook commands do not inherit the agent's credentials unless
 // --pass-credentials; the agent itself always does.
 func TestHostedCommandsGetNoCredentials(t *testing.T) {
+	t.Parallel()
 	for _, pass := range []bool{false, true} {
 		ios, _, errb, _ := hostIO(t, "capture:hook-callback", "go\n")
 		ios.Environ = append(ios.Environ, "ANTHROPIC_API_KEY=sk-ant-secret-xyz", "AWS_SECRET_ACCESS_KEY=aws-secret-xyz", "CLAUDE_CODE_OAUTH_TOKEN=oauth-xyz")

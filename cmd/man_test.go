@@ -24,6 +24,7 @@ import (
 // generates: run `make man` (or AGENTJQ_UPDATE=1 go test ./cmd -run
 // TestManPagesUpToDate) and commit the pages.
 func TestManPagesUpToDate(t *testing.T) {
+	t.Parallel()
 	pages, err := ManPages()
 	if err != nil {
 		t.Fatal(err)
@@ -69,6 +70,7 @@ func TestManPagesUpToDate(t *testing.T) {
 // TestManPagesLint formats every page with groff's warnings on (-ww):
 // a page man(1) would complain about fails here.
 func TestManPagesLint(t *testing.T) {
+	t.Parallel()
 	livetest.SkipShort(t, "runs groff")
 	groff, err := exec.LookPath("groff")
 	if err != nil {
@@ -96,6 +98,7 @@ func TestManPagesLint(t *testing.T) {
 // every flag of the model, every filter flag and every exit status is in
 // its page.
 func TestManPagesContent(t *testing.T) {
+	t.Parallel()
 	pages, err := ManPages()
 	if err != nil {
 		t.Fatal(err)
@@ -158,6 +161,7 @@ func TestManPagesContent(t *testing.T) {
 }
 
 func TestManCommand(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		args   []string
@@ -209,6 +213,7 @@ func TestManCommand(t *testing.T) {
 
 // TestManEveryPageRenders renders every embedded page as plain text.
 func TestManEveryPageRenders(t *testing.T) {
+	t.Parallel()
 	for _, f := range man.Files() {
 		ios, _, out, errOut := iostreams.Test()
 		if code := Main([]string{"man", f}, ios); code != 0 || errOut.Len() > 0 {

@@ -111,6 +111,7 @@ const sleepingTool = `TOOL Bash {"command":"setsid sleep 3101 & sleep 3102","des
 // SIGKILL of agentjq while claude's Bash tool runs a command: the CLI,
 // its tool command and the tool's setsid grandchild all go.
 func TestLiveSIGKILLMidToolLeavesNothing(t *testing.T) {
+	t.Parallel()
 	marker := proctest.Marker(t)
 	r := startOrphanRun(t, marker, "--policy", allowAll(t), "-p", sleepingTool)
 	waitFor(t, marker, "sleep 3102")
@@ -123,6 +124,7 @@ func TestLiveSIGKILLMidToolLeavesNothing(t *testing.T) {
 // Three SIGINTs within 30 ms mid-tool: agentjq kills the session at once
 // and nothing survives it.
 func TestLiveThreeSIGINTsLeaveNothing(t *testing.T) {
+	t.Parallel()
 	marker := proctest.Marker(t)
 	r := startOrphanRun(t, marker, "--policy", allowAll(t), "-p", sleepingTool)
 	waitFor(t, marker, "sleep 3102")
@@ -141,6 +143,7 @@ func TestLiveThreeSIGINTsLeaveNothing(t *testing.T) {
 // A co-process approver that leaves a child in the background (and a
 // setsid one): SIGKILL of agentjq takes them too.
 func TestLiveApproverBackgroundChildLeavesNothing(t *testing.T) {
+	t.Parallel()
 	marker := proctest.Marker(t)
 	approver := `sleep 3201 & setsid sleep 3202 & while IFS= read -r line; do id=$(printf '%s' "$line" | sed -n 's/.*"request_id":"\([^"]*\)".*/\1/p'); printf '{"request_id":"%s","behavior":"allow"}\n' "$id"; done`
 	r := startOrphanRun(t, marker, "--approver", approver, "-p", sleepingTool)
@@ -154,6 +157,7 @@ func TestLiveApproverBackgroundChildLeavesNothing(t *testing.T) {
 // A hook-format approver's background children end with each run of the
 // hook, long before the session does.
 func TestLiveHookApproverChildrenEndWithIt(t *testing.T) {
+	t.Parallel()
 	marker := proctest.Marker(t)
 	ran := filepath.Join(t.TempDir(), "ran")
 	hook := `cat >/dev/null; sleep 3301 & (setsid sleep 3302 &); echo ran > ` + ran + `; printf '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}\n'`

@@ -14,6 +14,7 @@ import (
 // A misspelt tool name in a policy fails approve test and spawn --policy
 // before anything runs: exit 2, the file and line, and the name meant.
 func TestPolicyUnknownToolName(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.json")
 	if err := os.WriteFile(bad, []byte("{\n  \"allow\": [\n    \"Bassh(rm:*)\"\n  ]\n}\n"), 0o644); err != nil {

@@ -72,7 +72,7 @@ func sdkLive(t *testing.T) sdkSetup {
 func shim(t *testing.T, name, body string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+	if err := writeFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -217,6 +217,7 @@ func decisions(t *testing.T, entries []recording.Entry) []protocol.Decision {
 // TestLiveProxySDKCanUseTool: the app's canUseTool allow and deny both
 // reach the CLI: the file is written, or not.
 func TestLiveProxySDKCanUseTool(t *testing.T) {
+	t.Parallel()
 	s := sdkLive(t)
 	for _, answer := range []string{"allow", "deny"} {
 		t.Run(answer, func(t *testing.T) {
@@ -245,6 +246,7 @@ func TestLiveProxySDKCanUseTool(t *testing.T) {
 // TestLiveProxySDKPolicyDenyWins: a policy deny is answered by agentjq;
 // the app, which would allow, never sees the request.
 func TestLiveProxySDKPolicyDenyWins(t *testing.T) {
+	t.Parallel()
 	s := sdkLive(t)
 	dir := livetest.Workdir(t)
 	rec := filepath.Join(t.TempDir(), "rec.ndjson")
@@ -289,6 +291,7 @@ const hookAndMCPPrompt = "TOOL Bash {\"command\":\"echo hello-from-bash\",\"desc
 // tool work through the proxy, and the app reads exactly the CLI's stdout
 // (a tee on each side of the proxy).
 func TestLiveProxySDKHookAndMCPByteIdentical(t *testing.T) {
+	t.Parallel()
 	s := sdkLive(t)
 	dir := livetest.Workdir(t)
 	tmp := t.TempDir()
@@ -352,6 +355,7 @@ func firstDiff(a, b []byte) string {
 // canUseTool is pending; the CLI withdraws the request (the app's signal
 // aborts) and the turn ends with an error result.
 func TestLiveProxySDKInterrupt(t *testing.T) {
+	t.Parallel()
 	s := sdkLive(t)
 	dir := livetest.Workdir(t)
 	start := time.Now()
@@ -372,6 +376,7 @@ func TestLiveProxySDKInterrupt(t *testing.T) {
 // sees the same session, and what agentjq answered (a policy deny) is
 // answered again without the app.
 func TestLiveProxySDKRecordingReplays(t *testing.T) {
+	t.Parallel()
 	s := sdkLive(t)
 	cases := []struct {
 		name   string
@@ -415,6 +420,7 @@ func sameEvents(a, b []sdkEvent) bool {
 // spawn, with --bin pointing at a proxy shim. spawn answers what reaches
 // it with its own policy; the proxy's policy deny is final.
 func TestLiveProxyUnderSpawn(t *testing.T) {
+	t.Parallel()
 	s := sdkLive(t)
 	allowWrite := writePolicy(t, "policy.json", `{"allow":["Write"],"default":"deny"}`)
 	for _, c := range []struct {
@@ -462,6 +468,7 @@ func TestLiveProxyUnderSpawn(t *testing.T) {
 // into the app's initialize under a renamed id: the CLI calls both, agentjq
 // answers its own (and blocks the call), the app answers its own.
 func TestLiveProxySDKAgentjqHookBesideAppHook(t *testing.T) {
+	t.Parallel()
 	s := sdkLive(t)
 	dir := livetest.Workdir(t)
 	rec := filepath.Join(t.TempDir(), "rec.ndjson")
@@ -502,6 +509,7 @@ func TestLiveProxySDKAgentjqHookBesideAppHook(t *testing.T) {
 // and the app's in-process server are both registered in the one
 // initialize; each tool call reaches the server that owns it.
 func TestLiveProxySDKAgentjqToolBesideAppTool(t *testing.T) {
+	t.Parallel()
 	s := sdkLive(t)
 	dir := livetest.Workdir(t)
 	proxy := s.proxyShim(t, s.claude, "--mcp-tool", "shout=printf 'from-agentjq:%s' \"$AGENTJQ_ARG_WORD\"")
@@ -523,6 +531,7 @@ func TestLiveProxySDKAgentjqToolBesideAppTool(t *testing.T) {
 // guard (merged into the app's initialize under a renamed id) still puts
 // the call to the policy, and the policy's deny holds.
 func TestLiveProxySDKPolicyDeniesAutoAllowed(t *testing.T) {
+	t.Parallel()
 	prompt := toolLines(toolCall("Read", map[string]any{"file_path": "{{cwd}}/.env"}), "SAY Read done.")
 	modelSaw := func(s sdkSetup, text string) bool {
 		for _, tr := range s.api.ToolResults() {
@@ -593,6 +602,7 @@ func TestLiveProxySDKPolicyDeniesAutoAllowed(t *testing.T) {
 // all of / writable) still gets agentjq's: a Bash command cannot write
 // outside the project, and agentjq says which settings it dropped.
 func TestLiveProxySDKSandboxNeverWeakened(t *testing.T) {
+	t.Parallel()
 	s := sdkLive(t)
 	outside := filepath.Join(t.TempDir(), "outside.txt")
 	errs := filepath.Join(t.TempDir(), "proxy.err")

@@ -17,6 +17,7 @@ import (
 )
 
 func TestProxyArgsSplitsAtTheFirstAgentArgument(t *testing.T) {
+	t.Parallel()
 	var cli CLI
 	ios, _, _, _ := iostreams.Test()
 	parser, err := newParser(&cli, ios)
@@ -38,6 +39,7 @@ func TestProxyArgsSplitsAtTheFirstAgentArgument(t *testing.T) {
 }
 
 func TestProxySettleFlagsEnvConfig(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "proxy.json")
 	os.WriteFile(cfg, []byte(`{"policy":"base.json","record":"rec","bin":"claude-real","events":3,"hook":["Stop=true"]}`), 0o644)
@@ -61,6 +63,7 @@ func TestProxySettleFlagsEnvConfig(t *testing.T) {
 // TestProxyFindsTheRealAgent: PATH lookup skips agentjq itself and a shim
 // that runs agentjq proxy; a proxy started by a proxy refuses to run.
 func TestProxyFindsTheRealAgent(t *testing.T) {
+	t.Parallel()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -69,8 +72,8 @@ func TestProxyFindsTheRealAgent(t *testing.T) {
 	if err := os.Link(self, filepath.Join(a, "claude")); err != nil {
 		os.Symlink(self, filepath.Join(a, "claude"))
 	}
-	os.WriteFile(filepath.Join(b, "claude"), []byte("#!/bin/sh\nexec agentjq proxy -- \"$@\"\n"), 0o755)
-	os.WriteFile(filepath.Join(real, "claude"), []byte("#!/bin/sh\necho real\n"), 0o755)
+	writeFile(filepath.Join(b, "claude"), []byte("#!/bin/sh\nexec agentjq proxy -- \"$@\"\n"), 0o755)
+	writeFile(filepath.Join(real, "claude"), []byte("#!/bin/sh\necho real\n"), 0o755)
 	ios, _, _, _ := iostreams.Test()
 	ios.Environ = []string{"PATH=" + strings.Join([]string{a, b, real}, string(filepath.ListSeparator))}
 	got, err := (&ProxyCmd{}).realAgent(ios)
@@ -101,10 +104,11 @@ func TestProxyFindsTheRealAgent(t *testing.T) {
 // client its stdout and exit status, and
 // agentjq's events go to --events, never to stdout.
 func TestProxyPassesArgvEnvAndExitStatus(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	dump := filepath.Join(dir, "dump")
 	agent := filepath.Join(dir, "agent")
-	os.WriteFile(agent, []byte("#!/bin/sh\nprintf '%s\\n' \"$@\" > "+dump+".args\nenv > "+dump+".env\ncat > "+dump+".stdin\necho '{\"type\":\"system\",\"subtype\":\"status\"}'\nexit 3\n"), 0o755)
+	writeFile(agent, []byte("#!/bin/sh\nprintf '%s\\n' \"$@\" > "+dump+".args\nenv > "+dump+".env\ncat > "+dump+".stdin\necho '{\"type\":\"system\",\"subtype\":\"status\"}'\nexit 3\n"), 0o755)
 	ios, in, out, errb := iostreams.Test()
 	ios.Environ = []string{"PATH=" + os.Getenv("PATH"), "CLAUDE_CODE_ENTRYPOINT=sdk-ts", "CLAUDE_CODE_SDK_VERSION=0.3.332", "CLAUDECODE=1"}
 	in.WriteString(`{"type":"user","message":{"role":"user","content":"hi"}}` + "\n" + "not json\n")
@@ -145,13 +149,14 @@ func TestProxyPassesArgvEnvAndExitStatus(t *testing.T) {
 // TestProxyForwardsSIGTERM: the client's SIGTERM goes to the agent, and
 // the client reads the status the agent died with.
 func TestProxyForwardsSIGTERM(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
 	bin := buildAgentjq(t)
 	dir := t.TempDir()
 	agent := filepath.Join(dir, "agent")
-	os.WriteFile(agent, []byte("#!/bin/sh\necho '{\"type\":\"system\",\"subtype\":\"init\"}'\nwhile :; do sleep 0.05; done\n"), 0o755)
+	writeFile(agent, []byte("#!/bin/sh\necho '{\"type\":\"system\",\"subtype\":\"init\"}'\nwhile :; do sleep 0.05; done\n"), 0o755)
 	cmd := exec.Command(bin, "proxy", "--bin", agent, "--", "--verbose")
 	stdout, _ := cmd.StdoutPipe()
 	stdin, _ := cmd.StdinPipe()

@@ -29,6 +29,7 @@ func headerOf(t *testing.T, path string) recording.Header {
 // as a meta entry), and a fixture must name the CLI that made it. Without
 // a version anywhere it refuses, leaving the old recording as it was.
 func TestUpdateWritesAgentVersion(t *testing.T) {
+	t.Parallel()
 	orig, err := os.ReadFile(fixtureRec(t, "hello"))
 	if err != nil {
 		t.Fatal(err)

@@ -26,6 +26,7 @@ import (
 // letter case. The ordinary values of the session's tool results stay,
 // and agentjq's own stderr echo of the non-JSON lines holds no secret.
 func TestRecordSecretCorpus(t *testing.T) {
+	t.Parallel()
 	livetest.SkipShort(t, "runs this test binary as the agent")
 	ios, _, errb, _ := hostIO(t, "secret-corpus", "")
 	home := t.TempDir()

@@ -23,6 +23,7 @@ import (
 // (redact.Undetectable) may survive, at most 3: in the file's bytes or
 // in any string once unescaped, in any letter case.
 func TestRecordHeldOutSecretCorpus(t *testing.T) {
+	t.Parallel()
 	livetest.SkipShort(t, "runs this test binary as the agent")
 	corpusPath, err := filepath.Abs(filepath.Join("..", "redact", "testdata", "secrets.json"))
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 // or a gzip file cut off, is an error naming FILE:LINE, exit 5; --lenient
 // reads them as agentjq once did.
 func TestReplayStrictInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	notObject := filepath.Join(dir, "seven.rec")
 	os.WriteFile(notObject, []byte(`{"agentjq_recording":1,"agent":"claude"}`+"\n"+

@@ -34,6 +34,7 @@ func captureRecording(t *testing.T, name string) (path string, in, out []byte) {
 }
 
 func TestReplayCommand(t *testing.T) {
+	t.Parallel()
 	rec, capIn, capOut := captureRecording(t, "write-allow")
 	recBytes, _ := os.ReadFile(rec)
 	agentFlags := []string{"--input-format", "stream-json", "--output-format", "stream-json", "--verbose", "--permission-prompt-tool", "stdio", "--model", "m", "--include-partial-messages"}
@@ -85,6 +86,7 @@ func TestReplayCommand(t *testing.T) {
 }
 
 func TestReplayCheckDriftAndUpdate(t *testing.T) {
+	t.Parallel()
 	old, _, _ := captureRecording(t, "write-allow")
 	cur, _, _ := captureRecording(t, "write-deny")
 	ios, _, out, errb := iostreams.Test()
@@ -106,6 +108,7 @@ func TestReplayCheckDriftAndUpdate(t *testing.T) {
 }
 
 func TestRecordTee(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "tee.ndjson")
 	secret := "sk-ant-api03-TTTTTTTTTTTTTTTTTTTTTTTT"
 	stream := `{"type":"system","subtype":"init","claude_code_version":"2.1.328"}` + "\n" +
@@ -155,6 +158,7 @@ func TestRecordTee(t *testing.T) {
 }
 
 func TestRecordUsage(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, args := range [][]string{
 		{"record", "--tee"},
@@ -173,6 +177,7 @@ func TestRecordUsage(t *testing.T) {
 // record runs a session through the bridge (the agent is this test binary
 // playing a capture) and the recording holds both directions.
 func TestRecordSession(t *testing.T) {
+	t.Parallel()
 	livetest.SkipShort(t, "runs this test binary as the agent")
 	file := filepath.Join(t.TempDir(), "session.ndjson")
 	ios, out, errb := fakeIO(t, "capture:hello", "go\n")

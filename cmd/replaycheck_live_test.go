@@ -18,6 +18,7 @@ import (
 // two system/init keys (compatible) and no longer sends can_use_tool's
 // optional server_policy_ask_only (a removed key: breaking).
 func TestLiveCheckGradesCrossVersion(t *testing.T) {
+	t.Parallel()
 	const recorded, live = "2.1.328", "2.1.332"
 	bin := livetest.Claude(t)
 	if v := livetest.CLIVersion(t, bin); v != live {

@@ -22,6 +22,7 @@ import (
 // or terminal; a flag given to replay --check counts only when it is not
 // the default.
 func TestCheckFlags(t *testing.T) {
+	t.Parallel()
 	argv := []string{"agentjq", "spawn", "--policy", "p.json", "--partial", "--max-turns", "3", "--hook", "PreToolUse=true", "-p", "hi", "--", "--replay-user-messages"}
 	rec, err := legacySession(argv)
 	if err != nil {
@@ -70,6 +71,7 @@ func TestCheckFlags(t *testing.T) {
 // path (flags re-used, inputs fed at their gates, permissions answered as
 // recorded) must reproduce the recording without drift.
 func TestCheckAgainstAsAgent(t *testing.T) {
+	t.Parallel()
 	livetest.SkipShort(t, "runs this test binary as the agent")
 	for _, sc := range readManifest(t) {
 		t.Run(sc.Name, func(t *testing.T) {
@@ -87,6 +89,7 @@ func TestCheckAgainstAsAgent(t *testing.T) {
 }
 
 func TestCheckAgainstAsAgentReportsDrift(t *testing.T) {
+	t.Parallel()
 	livetest.SkipShort(t, "runs this test binary as the agent")
 	rec := fixtureRec(t, "chain")
 	b, _ := os.ReadFile(rec)
@@ -111,6 +114,7 @@ func TestCheckAgainstAsAgentReportsDrift(t *testing.T) {
 // partial messages runs the agent with --include-partial-messages; one
 // without a session (an old recording) falls back to its argv.
 func TestCheckUsesHeaderSession(t *testing.T) {
+	t.Parallel()
 	orig := fixtureRec(t, "partial")
 	b, err := os.ReadFile(orig)
 	if err != nil {
@@ -134,7 +138,7 @@ func TestCheckUsesHeaderSession(t *testing.T) {
 		shim := asAgentShim(t, orig)
 		logged := filepath.Join(t.TempDir(), "args")
 		wrapper := filepath.Join(t.TempDir(), "claude")
-		os.WriteFile(wrapper, []byte("#!/bin/sh\necho \"$@\" >> "+shQuote(logged)+"\nexec "+shQuote(shim)+" \"$@\"\n"), 0o755)
+		writeFile(wrapper, []byte("#!/bin/sh\necho \"$@\" >> "+shQuote(logged)+"\nexec "+shQuote(shim)+" \"$@\"\n"), 0o755)
 		ios, out, errb := fixtureIO("")
 		if code := Main([]string{"replay", "--check", "--bin", wrapper, "--timeout", "60s", rec}, ios); code != 0 {
 			t.Fatalf("exit %d\n%s\nstderr: %s", code, out, errb)
@@ -195,7 +199,7 @@ func shimSequence(t *testing.T, recs ...string) string {
 	script := "#!/bin/sh\nn=$(cat " + counter + " 2>/dev/null || echo 0); n=$((n+1)); echo $n > " + counter + "\n" +
 		"exec \"$(sed -n \"${n}p\" " + shQuote(filepath.Join(dir, "list")) + ")\" \"$@\"\n"
 	shim := filepath.Join(dir, "claude")
-	os.WriteFile(shim, []byte(script), 0o755)
+	writeFile(shim, []byte(script), 0o755)
 	return shim
 }
 
@@ -219,6 +223,7 @@ var gradeEdits = []struct {
 // against an as-agent shim of a doctored copy grades each change, with its
 // documented exit status and both versions named.
 func TestCheckGradesThroughAsAgent(t *testing.T) {
+	t.Parallel()
 	livetest.SkipShort(t, "runs this test binary as the agent")
 	rec := fixtureRec(t, "hello")
 	for _, c := range gradeEdits {
@@ -268,6 +273,7 @@ func swappedFirstLines(t *testing.T, rec string) string {
 // recording: versions, grade, counts); the exit status is the worst
 // grade's: 1 with a breaking one, else 3 with a compatible one, else 0.
 func TestCheckFolderSummary(t *testing.T) {
+	t.Parallel()
 	livetest.SkipShort(t, "runs this test binary as the agent")
 	hello := fixtureRec(t, "hello")
 	orig, _ := os.ReadFile(hello)
@@ -344,6 +350,7 @@ func TestCheckFolderSummary(t *testing.T) {
 // is warned about on stderr (spawn's canary, not hidden by the check) and
 // named in the report.
 func TestCheckReportsVersionCanary(t *testing.T) {
+	t.Parallel()
 	livetest.SkipShort(t, "runs this test binary as the agent")
 	rec := fixtureRec(t, "hello")
 	played := doctored(t, "hello", `"claude_code_version":"`+fixtures.CLIVersion+`"`, `"claude_code_version":"9.9.9"`)
@@ -373,6 +380,7 @@ func TestCheckReportsVersionCanary(t *testing.T) {
 // that drifted (a .rec.gz stays gzip), leaves the others alone, and exits
 // 0; --against takes one recording.
 func TestCheckUpdateFolder(t *testing.T) {
+	t.Parallel()
 	livetest.SkipShort(t, "runs this test binary as the agent")
 	orig, _ := os.ReadFile(fixtureRec(t, "hello"))
 	dir := t.TempDir()

@@ -89,7 +89,7 @@ func TestLiveSandboxHoldsWhatRulesCannotList(t *testing.T) {
 		{name: "python3 -m timeit runs code", calls: []string{bashCall(`python3 -m timeit -n 1 -r 1 -s 'import os' 'os.system("echo pwned > .git/hooks/pre-commit")'`)},
 			target: hook, kind: "write", what: "pre-commit"},
 		{name: "python3 -m tarfile extracts into hooks", setup: func(t *testing.T, dir string) {
-			os.WriteFile(filepath.Join(dir, "pre-commit"), []byte("pwned"), 0o755)
+			writeFile(filepath.Join(dir, "pre-commit"), []byte("pwned"), 0o755)
 			c := exec.Command("tar", "cf", "evil.tar", "pre-commit")
 			c.Dir = dir
 			if err := c.Run(); err != nil {

@@ -24,7 +24,7 @@ func fakeClaude(t *testing.T) (bin, ran string) {
 	script := "#!/bin/sh\n: > " + ran + "\n" +
 		`echo '{"type":"system","subtype":"init","session_id":"s1"}'` + "\n" + readTurn +
 		`echo '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok"}'` + "\n"
-	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+	if err := writeFile(bin, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return bin, ran
@@ -34,6 +34,7 @@ func fakeClaude(t *testing.T) (bin, ran string) {
 // starts no agent and exits 127 saying what to install; --no-sandbox
 // runs it, warning once on stderr and once in the event stream.
 func TestSpawnWithoutTheSandbox(t *testing.T) {
+	t.Parallel()
 	bin, ran := fakeClaude(t)
 	ios, _, out, errb := iostreams.Test()
 	ios.Environ = []string{"PATH=" + t.TempDir()} // no bwrap, no socat
@@ -73,9 +74,10 @@ func TestSpawnWithoutTheSandbox(t *testing.T) {
 // TestSpawnEndsWhenTheAgentSaysItsSandboxIsOff: an init line with
 // sandbox_enabled false ends the session before any turn's work, exit 127.
 func TestSpawnEndsWhenTheAgentSaysItsSandboxIsOff(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "claude")
-	os.WriteFile(bin, []byte("#!/bin/sh\n"+`echo '{"type":"system","subtype":"init","session_id":"s1","claude_code_version":"2.1.332","sandbox_enabled":false}'`+"\nsleep 30\n"), 0o755)
+	writeFile(bin, []byte("#!/bin/sh\n"+`echo '{"type":"system","subtype":"init","session_id":"s1","claude_code_version":"2.1.332","sandbox_enabled":false}'`+"\nsleep 30\n"), 0o755)
 	ios, _, out, errb := iostreams.Test()
 	ios.Environ = []string{"AGENTJQ_GRACE=500ms"}
 	code := Main([]string{"spawn", "--bin", bin, "-C", t.TempDir(), "--no-prompt", "-p", "hi"}, ios)
@@ -90,6 +92,7 @@ func TestSpawnEndsWhenTheAgentSaysItsSandboxIsOff(t *testing.T) {
 // TestPolicyTurnsTheSandboxOff: a policy's "sandbox": {"enabled": false}
 // is --no-sandbox, named in the warning.
 func TestPolicyTurnsTheSandboxOff(t *testing.T) {
+	t.Parallel()
 	bin, ran := fakeClaude(t)
 	pol := filepath.Join(t.TempDir(), "off.json")
 	os.WriteFile(pol, []byte(`{"allow":["Bash"],"sandbox":{"enabled":false}}`), 0o644)
@@ -108,9 +111,10 @@ func TestPolicyTurnsTheSandboxOff(t *testing.T) {
 // stderr when it ends (here the agent itself makes them: a fake agent runs
 // outside any sandbox).
 func TestSessionNamesControlFilesItMade(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bin := filepath.Join(t.TempDir(), "claude")
-	os.WriteFile(bin, []byte("#!/bin/sh\nmkdir -p .cargo && : > .cargo/config.toml && : > .npmrc\n"+
+	writeFile(bin, []byte("#!/bin/sh\nmkdir -p .cargo && : > .cargo/config.toml && : > .npmrc\n"+
 		`echo '{"type":"system","subtype":"init","session_id":"s1"}'`+"\n"+readTurn+
 		`echo '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok"}'`+"\n"), 0o755)
 	os.WriteFile(filepath.Join(dir, ".gitignore"), nil, 0o644)

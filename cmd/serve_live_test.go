@@ -125,6 +125,7 @@ func serveLive(t *testing.T, policy, prompt string, answer func(daemon.ApprovalI
 // its initialize, so a deny rule holds for a Read claude runs without a
 // permission request, and the model never sees the secret.
 func TestLiveServeDaemonGuardBlocksReadOfDeniedEnv(t *testing.T) {
+	// Not parallel: its last part turns screenEveryCall off.
 	api, rec := serveLiveRead(t, `{"deny":["Read(.env)"]}`)
 	r := liveRun{api: api}
 	if r.modelSaw(planted) {
@@ -176,6 +177,7 @@ func TestLiveServeDaemonGuardBlocksReadOfDeniedEnv(t *testing.T) {
 // policy leaves to "ask" comes to the client (after the guard passed it
 // on: the trace starts at the hook), and the client's allow runs it.
 func TestLiveServeDaemonClientsAnswerWhatThePolicyAsks(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var asked []daemon.ApprovalInfo
 	allow := func(info daemon.ApprovalInfo) daemon.Decision {
@@ -203,6 +205,7 @@ func TestLiveServeDaemonClientsAnswerWhatThePolicyAsks(t *testing.T) {
 // above). No client can make a deny rule the missing guard would have to
 // hold: approval.respond takes a deny only as "once" (daemon's tests).
 func TestLiveServeNoPolicyNoGuard(t *testing.T) {
+	t.Parallel()
 	api, _, rec := serveLive(t, "", toolCall("Read", map[string]any{"file_path": "{{cwd}}/.env"}), nil)
 	if !(liveRun{api: api}).modelSaw(planted) {
 		t.Errorf("the Read claude runs unasked did not run: %+v", api.ToolResults())

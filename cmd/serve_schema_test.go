@@ -14,6 +14,7 @@ import (
 // sdk/protocol.ts, byte for byte as committed (both embedded); another
 // value is a usage error. make install puts both in share/agentjq.
 func TestServePrintSchema(t *testing.T) {
+	t.Parallel()
 	for arg, path := range map[string]string{
 		"--print-schema":      "../daemon/protocol.json",
 		"--print-schema=json": "../daemon/protocol.json",

@@ -16,6 +16,7 @@ import (
 // printed by attach (an ended session, from the start), a second serve
 // on the same home refused, system.shutdown ending the daemon.
 func TestServeCallAttach(t *testing.T) {
+	t.Parallel()
 	home := filepath.Join(t.TempDir(), "h")
 	env := func() *iostreams.IO {
 		ios, _, _ := fakeIO(t, "echo-turns", "")
@@ -125,6 +126,7 @@ func TestServeCallAttach(t *testing.T) {
 // serve checks its flags and policy files once, at start: a policy that
 // does not parse fails serve naming the file and line, before any client.
 func TestServeRefusesBadPolicyAtStart(t *testing.T) {
+	t.Parallel()
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	os.WriteFile(bad, []byte("{\n  \"allow\": [\"Bash(\"]\n}\n"), 0o644)
 	for _, tc := range []struct {

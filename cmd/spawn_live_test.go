@@ -99,6 +99,7 @@ func (r liveRun) count(typ string) int {
 }
 
 func TestLiveOneShotHello(t *testing.T) {
+	t.Parallel()
 	r := spawnLive(t, "", "-p", "HELLO there")
 	if r.code != 0 || r.exit.Outcome != protocol.OutcomeSuccess {
 		t.Fatalf("exit %d, outcome %s", r.code, r.exit.Outcome)
@@ -115,6 +116,7 @@ func TestLiveOneShotHello(t *testing.T) {
 }
 
 func TestLiveMultiTurnPlainText(t *testing.T) {
+	t.Parallel()
 	r := spawnLive(t, "HELLO one\nHELLO two\n")
 	if r.code != 0 {
 		t.Fatalf("exit %d", r.code)
@@ -133,6 +135,7 @@ func TestLiveMultiTurnPlainText(t *testing.T) {
 }
 
 func TestLiveWriteDeniedWithoutApprover(t *testing.T) {
+	t.Parallel()
 	r := spawnLive(t, "", "-p", "please WRITE banana")
 	if r.code != protocol.ExitDenied || r.exit.Outcome != protocol.OutcomeDenied {
 		t.Fatalf("exit %d outcome %s, want denied", r.code, r.exit.Outcome)
@@ -155,6 +158,7 @@ func TestLiveWriteDeniedWithoutApprover(t *testing.T) {
 }
 
 func TestLiveMaxTurnsAndAPIError(t *testing.T) {
+	t.Parallel()
 	r := spawnLive(t, "", "-p", "LOOP", "--max-turns", "1", "--allowed-tools", "Bash(echo:*)")
 	if r.code != protocol.ExitError || r.exit.Outcome != protocol.OutcomeError {
 		t.Errorf("max-turns: exit %d outcome %s", r.code, r.exit.Outcome)
@@ -169,6 +173,7 @@ func TestLiveMaxTurnsAndAPIError(t *testing.T) {
 }
 
 func TestLiveBigToolInputPassesUnchanged(t *testing.T) {
+	t.Parallel()
 	r := spawnLive(t, "", "-p", "BIGWRITE 3", "--allowed-tools", "Write")
 	if r.code != 0 {
 		t.Fatalf("exit %d", r.code)
@@ -193,6 +198,7 @@ func TestLiveBigToolInputPassesUnchanged(t *testing.T) {
 }
 
 func TestLiveEOFMidTurnWaitsForResult(t *testing.T) {
+	t.Parallel()
 	// stdin ends at once; the turn runs a 2 s command and must finish.
 	turn := string(protocol.UserTurn("TOOL Bash {\"command\":\"sleep 2\",\"description\":\"wait\"}\nSAY slept"))
 	r := spawnLive(t, turn+"\n", "--allowed-tools", "Bash(sleep:*)")
@@ -218,6 +224,7 @@ func liveProcess(t *testing.T) (claude string, api *apistub.Server, dir, bin str
 // the agent runs a long command: the interrupted outcome comes within
 // seconds and no process is left behind.
 func TestLiveSIGINTDuringSleep(t *testing.T) {
+	t.Parallel()
 	claude, api, dir, bin := liveProcess(t)
 	// A duration no other test uses, to find leftovers in the process table.
 	marker := "sleep 23.4567"
@@ -288,6 +295,7 @@ func processRunning(s string) bool {
 // agentjq runs with a pseudo-terminal as its controlling terminal (stdin
 // and stdout stay pipes, as in a pipeline) and prompts there.
 func TestLiveWriteAllowedAtTTY(t *testing.T) {
+	t.Parallel()
 	claude, api, dir, bin := liveProcess(t)
 	ptmx, tty, err := pty.Open()
 	if err != nil {
@@ -358,6 +366,7 @@ func TestLiveWriteAllowedAtTTY(t *testing.T) {
 // ways, session_id in the envelope), exercised against claude, which
 // accepts the same flags.
 func TestLiveContextProfile(t *testing.T) {
+	t.Parallel()
 	r := spawnLive(t, "HELLO one\n", "--agent", "context")
 	if r.code != 0 || len(r.resultTexts) != 1 || r.resultTexts[0] != "Hello from the scripted model." {
 		t.Fatalf("exit %d, results %q", r.code, r.resultTexts)

@@ -44,6 +44,7 @@ func fakeIO(t *testing.T, scenario, stdin string) (*iostreams.IO, *bytes.Buffer,
 // TestSpawnExitTable drives one session per row of the documented exit
 // status table and checks the status and the exit event agree.
 func TestSpawnExitTable(t *testing.T) {
+	t.Parallel()
 	livetest.SkipShort(t, "runs this test binary as the agent")
 	self := os.Args[0]
 	cases := []struct {
@@ -97,6 +98,7 @@ func TestSpawnExitTable(t *testing.T) {
 }
 
 func TestSpawnHelpShowsExitTable(t *testing.T) {
+	t.Parallel()
 	ios, _, out, _ := iostreams.Test()
 	if code := Main([]string{"spawn", "--help"}, ios); code != 0 {
 		t.Fatalf("exit %d", code)
@@ -140,6 +142,7 @@ var built struct {
 // interrupts the turn (exit 130 once the agent gives the aborted result);
 // with an agent that ignores everything, a second and third escalate.
 func TestSpawnSignals(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
@@ -195,6 +198,7 @@ func TestSpawnSignals(t *testing.T) {
 
 // TestSpawnClosedStdout: `agentjq spawn | head -1` ends quietly.
 func TestSpawnClosedStdout(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
@@ -215,6 +219,7 @@ func TestSpawnClosedStdout(t *testing.T) {
 // TestSpawnRecord: spawn --record writes a recording whose agent output is
 // what spawn wrote, byte for byte.
 func TestSpawnRecord(t *testing.T) {
+	t.Parallel()
 	livetest.SkipShort(t, "runs this test binary as the agent")
 	ios, out, errb := fakeIO(t, "capture:write-deny", "please WRITE banana\n")
 	path := filepath.Join(t.TempDir(), "s.rec")
@@ -251,6 +256,7 @@ func TestSpawnRecord(t *testing.T) {
 }
 
 func TestSpawnAgentArgs(t *testing.T) {
+	t.Parallel()
 	got, err := splitAgentArgs([]string{"--", "--add-dir", "x", "--"})
 	if err != nil || strings.Join(got, " ") != "--add-dir x --" {
 		t.Errorf("split = %q, %v", got, err)

@@ -71,6 +71,7 @@ func (s *screen) waitFor(t *testing.T, from int, want string, d time.Duration) i
 // the prompt answers the prompt (it is not sent as a turn), the file is
 // written, and Ctrl-D ends the turns and the session.
 func TestLiveTerminalTurnsAndPrompts(t *testing.T) {
+	t.Parallel()
 	claude, api, dir, bin := liveProcess(t)
 	ptmx, tty, err := pty.Open()
 	if err != nil {

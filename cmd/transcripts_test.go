@@ -38,6 +38,7 @@ func copyTree(t *testing.T, src, dst string) {
 // project's, for --view and for a program; a project with none is a
 // usage error that names it.
 func TestFilterProject(t *testing.T) {
+	t.Parallel()
 	src := filepath.Join(fixtures.Dir(), "transcripts", "claude-code-2.1.332", "projects", "-home-user-project")
 	home := t.TempDir()
 	project := filepath.Join(t.TempDir(), "my_project.v2")
@@ -77,6 +78,7 @@ func TestFilterProject(t *testing.T) {
 // in node (every non-ASCII-alphanumeric UTF-16 unit a "-"; past 200, a
 // cut and a hash).
 func TestProjectSlug(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"/home/user/project": "-home-user-project",
 		"/tmp/my_project.v2": "-tmp-my-project-v2",

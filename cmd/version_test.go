@@ -14,6 +14,7 @@ import (
 
 // agentjq version names every checked CLI version.
 func TestVersionListsCheckedVersions(t *testing.T) {
+	t.Parallel()
 	ios, _, out, _ := iostreams.Test()
 	if code := Main([]string{"version"}, ios); code != 0 {
 		t.Fatalf("exit %d", code)
@@ -37,7 +38,7 @@ func twoTurnAgent(t *testing.T, v string) string {
 	result := `{"type":"result","subtype":"success","is_error":false,"result":"ok","num_turns":1}`
 	script := "#!/bin/sh\nfor turn in 1 2; do\n\tread -r line || exit 0\n\techo '" + initLine + "'\n\techo '" + result + "'\ndone\n"
 	bin := filepath.Join(t.TempDir(), "claude")
-	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+	if err := writeFile(bin, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return bin
@@ -77,6 +78,7 @@ func versionWarnings(t *testing.T, v string) (int, string) {
 // A checked version gets no version_drift warning, whichever of the list
 // it is; another version gets exactly one, however many turns report it.
 func TestSpawnVersionWarning(t *testing.T) {
+	t.Parallel()
 	livetest.SkipShort(t, "runs spawn against a shell-script agent")
 	for _, v := range protocol.CheckedVersions {
 		if n, stderr := versionWarnings(t, v); n != 0 || strings.Contains(stderr, "warning") {
@@ -97,6 +99,7 @@ func TestSpawnVersionWarning(t *testing.T) {
 // The live CLI is one of the checked versions, and spawn against it warns
 // about nothing (make test runs this against each checked version).
 func TestLiveCheckedVersionNoWarning(t *testing.T) {
+	t.Parallel()
 	bin := livetest.Claude(t)
 	if v := livetest.CLIVersion(t, bin); !protocol.VersionChecked(v) {
 		t.Fatalf("the live CLI is claude %s, not one of the checked versions %v", v, protocol.CheckedVersions)

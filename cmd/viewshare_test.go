@@ -56,6 +56,7 @@ func onTerminal(t *testing.T, line string, env []string, bytesPerMS int) (*scree
 // view lags behind what spawn held back. After the answer the held lines
 // follow and the session ends.
 func TestViewSharesTheTerminalWithThePrompt(t *testing.T) {
+	t.Parallel()
 	livetest.SkipShort(t, "runs agentjq built from source and this test binary as the agent")
 	bin := buildAgentjq(t)
 	for _, c := range []struct {

@@ -78,7 +78,7 @@ func approverScript(t *testing.T, body string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "approver.sh")
 	src := "#!/bin/sh\nwhile IFS= read -r line; do\n  id=$(printf '%s' \"$line\" | sed -n 's/.*\"request_id\":\"\\([^\"]*\\)\".*/\\1/p')\n" + body + "\ndone\n"
-	if err := os.WriteFile(p, []byte(src), 0o755); err != nil {
+	if err := writeFile(p, []byte(src), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -88,6 +88,7 @@ func approverScript(t *testing.T, body string) string {
 // than --idle-timeout does not end the session as stalled, and the
 // session ends once the turn has its result.
 func TestSpawnIdleTimeoutWhileApproving(t *testing.T) {
+	t.Parallel()
 	approver := approverScript(t, `  sleep 3; printf '{"request_id":"%s","behavior":"allow"}\n' "$id"`)
 	r := spawnWaits(t, "ask-quietly", nil, "--idle-timeout", "1s", "--approver", approver)
 	if r.code != 0 || r.outcome() != string(protocol.OutcomeSuccess) {
@@ -109,6 +110,7 @@ func TestSpawnIdleTimeoutWhileApproving(t *testing.T) {
 // withdrawn request, the approver's late answer is dropped, and the next
 // request is answered.
 func TestSpawnWithdrawWhileApproving(t *testing.T) {
+	t.Parallel()
 	deciding := filepath.Join(t.TempDir(), "deciding")
 	approver := approverScript(t, `  if [ "$id" = wd1 ]; then : > `+deciding+`; sleep 2; fi
   printf '{"request_id":"%s","behavior":"allow"}\n' "$id"`)
@@ -142,6 +144,7 @@ func TestSpawnWithdrawWhileApproving(t *testing.T) {
 // once, with a message that says what was wrong with the line, instead
 // of a session waiting for an answer that never comes.
 func TestSpawnApproverNonAnswerDenies(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ line, want string }{
 		{`Sure, go ahead!`, "not an answer (not JSON: Sure, go ahead!)"},
 		{`{"behavior":"allow"}`, "without request_id"},
@@ -174,6 +177,7 @@ func TestSpawnApproverNonAnswerDenies(t *testing.T) {
 // check must not postpone the settle is TestSpawnIdleTimeoutWhileApproving's
 // to show, with a 1s timeout and the fake agent.)
 func TestLiveSpawnIdleTimeoutWithApprover(t *testing.T) {
+	t.Parallel()
 	approver := approverScript(t, `  sleep 22; printf '{"request_id":"%s","behavior":"allow"}\n' "$id"`)
 	r := spawnLive(t, "", "--approver", approver, "--idle-timeout", "20s", "-p", "please WRITE banana")
 	if r.code != 0 || r.exit.Outcome != protocol.OutcomeSuccess {

@@ -238,6 +238,7 @@ const bashTurn = "TOOL Bash {\"command\":\"touch {{cwd}}/ran-it && echo daemon-o
 // answer the one approval and exactly one answer wins; a third client
 // that resumes from the middle gets exactly the rest.
 func TestLiveTwoClientsOneApprovalResume(t *testing.T) {
+	t.Parallel()
 	srv, wd := liveServer(t, Options{})
 	a, b := connect(t, srv, true), connect(t, srv, true)
 	a.hello(srv.Token())

@@ -131,6 +131,7 @@ func ioReadFull(r *http.Response, b []byte) (int, error) {
 
 // Every error code the daemon can answer, each from a real call.
 func TestLiveEveryErrorCode(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	allow := filepath.Join(home, "allow.json")
 	srv, wd := liveServer(t, Options{Home: home, Allowlist: allow, ApprovalTimeout: 1500 * time.Millisecond, MaxSessions: 1})

@@ -12,6 +12,7 @@ import (
 // prompt from another client still reaches the connection, with no gap,
 // and a filtered subscription keeps its filter.
 func TestLiveFailedCallsKeepEventsFlowing(t *testing.T) {
+	t.Parallel()
 	srv, wd := liveServer(t, Options{})
 	a, f, b := connect(t, srv, true), connect(t, srv, true), connect(t, srv, true)
 	a.hello(srv.Token())

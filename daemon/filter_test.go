@@ -13,6 +13,7 @@ import (
 // definitions (key_input here, written partly in Go) work on real events,
 // and a program that does not compile fails invalid_params naming why.
 func TestLiveSubscriptionFilterUsesAgentlib(t *testing.T) {
+	t.Parallel()
 	srv, wd := liveServer(t, Options{})
 	all, some := connect(t, srv, true), connect(t, srv, true)
 	all.hello(srv.Token())

@@ -16,6 +16,7 @@ import (
 // message (atMessage, claude --resume-session-at) holds the conversation
 // up to it only; an ended session forks too.
 func TestLiveForkSession(t *testing.T) {
+	t.Parallel()
 	srv, wd := liveServer(t, Options{})
 	a := connect(t, srv, true)
 	a.hello(srv.Token())

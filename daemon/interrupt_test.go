@@ -20,6 +20,7 @@ import (
 // claude start a turn of its own (its task notification), which would
 // stand among the rounds' turns.
 func TestLiveInterruptWithBackgroundTask(t *testing.T) {
+	t.Parallel()
 	a, sid, wd := liveFollowed(t)
 	const rounds = 20
 	for i := 1; i <= rounds; i++ {

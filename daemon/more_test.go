@@ -61,6 +61,7 @@ func eventsOf(tc *testClient, sid string) []testEvent {
 // is answered later by another client via approval.list/respond; a deny
 // the same way resolves with reason approval_denied.
 func TestLiveUnattendedApproval(t *testing.T) {
+	t.Parallel()
 	srv, wd := liveServer(t, Options{})
 	a := connect(t, srv, true)
 	a.hello(srv.Token())
@@ -131,6 +132,7 @@ func TestLiveUnattendedApproval(t *testing.T) {
 // connection from the last seq it saw: no gap, no duplicate, and the
 // pending approval is sent again with the same id.
 func TestLiveDisconnectMidTurnResume(t *testing.T) {
+	t.Parallel()
 	srv, wd := liveServer(t, Options{})
 	a := connect(t, srv, true)
 	a.hello(srv.Token())
@@ -238,6 +240,7 @@ func TestFiftySessions(t *testing.T) {
 // A daemon killed with SIGKILL leaves no agent process behind: the
 // process runner ends the whole tree with the daemon.
 func TestLiveKilledDaemonLeavesNoAgent(t *testing.T) {
+	t.Parallel()
 	bin := livetest.Claude(t)
 	api := apistub.Start(t)
 	mark := proctest.Marker(t)
@@ -286,6 +289,7 @@ func TestLiveKilledDaemonLeavesNoAgent(t *testing.T) {
 // Bash command's writes to the protected control files are the
 // sandbox's to fail, not the chain's.)
 func TestLiveRewriteHeldToProtection(t *testing.T) {
+	t.Parallel()
 	srv, wd := liveServer(t, Options{})
 	a := connect(t, srv, true)
 	a.hello(srv.Token())
@@ -311,6 +315,7 @@ func TestLiveRewriteHeldToProtection(t *testing.T) {
 // it, validated as a policy; a later daemon on the same home still reads
 // the ended session from its recording.
 func TestLiveAlwaysAllowlistAndRestart(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	allow := filepath.Join(home, "allow.json")
 	srv, wd := liveServer(t, Options{Home: home, Allowlist: allow})

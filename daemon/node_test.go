@@ -36,6 +36,7 @@ func nodeModules(t *testing.T) string {
 // the refusals, an approval answered as a response to approval.request,
 // and the events in seq order.
 func TestLiveNodeWebSocketClient(t *testing.T) {
+	t.Parallel()
 	mods := nodeModules(t)
 	srv, wd := liveServer(t, Options{})
 	hs := httptest.NewServer(srv.HTTPHandler(context.Background(), SchemaJSON(), false))

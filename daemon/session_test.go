@@ -16,6 +16,7 @@ import (
 // mode.changed; tool.list and command.list come from its init; a jq
 // filter narrows a subscription; interrupt ends a long turn.
 func TestLiveModeToolsFilterInterrupt(t *testing.T) {
+	t.Parallel()
 	srv, wd := liveServer(t, Options{})
 	a, f := connect(t, srv, true), connect(t, srv, true)
 	a.hello(srv.Token())
@@ -180,6 +181,7 @@ func hasTurnDone(s *Session) bool {
 // command.run and session.compact send slash commands as turns, and
 // backend.set (the model, on claude) is answered by the agent.
 func TestLiveCommandRunCompactBackend(t *testing.T) {
+	t.Parallel()
 	srv, wd := liveServer(t, Options{})
 	a := connect(t, srv, true)
 	a.hello(srv.Token())

@@ -16,6 +16,7 @@ import (
 // comes long before the sleep would end; the first turn never runs to
 // its end. The session goes on.
 func TestLiveSteerRunningTurn(t *testing.T) {
+	t.Parallel()
 	a, sid, wd := liveFollowed(t)
 	mark := filepath.Join(wd, "running")
 	a.must("session.prompt", PromptParams{SessionID: sid, Text: fmt.Sprintf(`TOOL Bash {"command":"touch %s && sleep 60","description":"wait"}`, mark) + "\nSAY unsteered"}, nil)

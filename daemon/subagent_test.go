@@ -15,6 +15,7 @@ import (
 // on; seqs rise by one. claude backgrounds the Task, so its tool_result
 // ("Async agent launched") is an update and task_notification the end.
 func TestLiveSubagentAndDeltas(t *testing.T) {
+	t.Parallel()
 	srv, wd := liveServer(t, Options{})
 	c := connect(t, srv, true)
 	c.hello(srv.Token())

@@ -20,6 +20,7 @@ import (
 // session listed with its title. A daemon started again on the same home
 // lists both from their recordings, titles kept.
 func TestLiveSessionTitlesAndList(t *testing.T) {
+	t.Parallel()
 	mods := nodeModules(t)
 	home := t.TempDir()
 	srv, wd1 := liveServer(t, Options{Home: home})

@@ -107,13 +107,14 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 
 // One input with many outputs: they are written as they come, in every
 // mode, so the engine never holds them all (range(3e7) on one line used
-// to hold 1 GB). All 2,000,000 arrive in order; and range(1e15), whose
+// to hold 1 GB). All 200,000 arrive in order; and range(1e15), whose
 // outputs no engine could hold, ends with the write error once its reader
 // is gone (an engine that held its outputs would never write). What the
 // engine holds meanwhile is BenchmarkManyOutputsHeap.
 func TestManyOutputsOfOneInputAreStreamed(t *testing.T) {
+	t.Parallel()
 	skipLargeIfShort(t)
-	const n = 2_000_000 // about 15 MB of output
+	const n = 200_000 // about 1.3 MB of output
 	for _, mode := range manyOutputModes {
 		t.Run(mode.name, func(t *testing.T) {
 			next := 0
@@ -123,7 +124,7 @@ func TestManyOutputsOfOneInputAreStreamed(t *testing.T) {
 				}
 				next++
 			}}
-			if err := Run(context.Background(), strings.NewReader(mode.stdin), w, io.Discard, manyOutputsOptions(t, mode.args, mode.workers, "2000000")); err != nil {
+			if err := Run(context.Background(), strings.NewReader(mode.stdin), w, io.Discard, manyOutputsOptions(t, mode.args, mode.workers, "200000")); err != nil {
 				t.Fatal(err)
 			}
 			if w.lines != n {
@@ -164,6 +165,7 @@ func BenchmarkManyOutputsHeap(b *testing.B) {
 // Several inputs with many outputs each, in parallel: the outputs of each
 // come whole and in the order of the inputs.
 func TestManyOutputsKeepLineOrder(t *testing.T) {
+	t.Parallel()
 	skipLargeIfShort(t)
 	pr, pw := io.Pipe()
 	go func() {

@@ -81,6 +81,7 @@ func TestFastPathsMatchPlain(t *testing.T) {
 }
 
 func TestFastPathsMatchPlainOnCaptures(t *testing.T) {
+	t.Parallel()
 	var all bytes.Buffer
 	for _, name := range fixtures.Scenarios() {
 		b, err := fixtures.Capture(name, "out")

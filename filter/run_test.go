@@ -212,6 +212,7 @@ func (w *signalWriter) Write(p []byte) (int, error) {
 
 // On a pipe, each input's output is written before the next input arrives.
 func TestLiveOutput(t *testing.T) {
+	t.Parallel()
 	pr, pw := io.Pipe()
 	w := &signalWriter{wrote: make(chan string, 16)}
 	o, err := ParseArgs([]string{".n"})

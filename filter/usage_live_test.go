@@ -23,6 +23,7 @@ import (
 // stream's assistant lines carry the message_start count of output
 // tokens, 1, not the final one) and over the transcript the run wrote.
 func TestLiveUsageAgrees(t *testing.T) {
+	t.Parallel()
 	bin := livetest.Claude(t)
 	for _, sc := range []struct {
 		name string

@@ -39,6 +39,7 @@ type burst struct {
 // folds turns that queue while one runs (fewer results than turns); every
 // try must still end by itself, successfully, with every turn counted.
 func TestLiveFoldedTurnsEnd(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("live: runs the claude CLI")
 	}
@@ -51,11 +52,11 @@ func TestLiveFoldedTurnsEnd(t *testing.T) {
 	}
 	for version, bin := range liveCLIs(t) {
 		t.Run(version, func(t *testing.T) {
-			api := apistub.Start(t)
 			for try := range 10 {
 				p := patterns[try%len(patterns)]
 				t.Run(fmt.Sprintf("%d %s", try, p.name), func(t *testing.T) {
-					liveBurst(t, bin, api.URL(), p)
+					t.Parallel() // each try has its own scripted API
+					liveBurst(t, bin, apistub.Start(t).URL(), p)
 				})
 			}
 		})
