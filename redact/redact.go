@@ -642,6 +642,7 @@ func (r *Redactor) jsonStrings(line []byte, hides bool, found uint64, glHits []g
 	var out []byte // nil until something changes
 	last := 0
 	secretNext := false // the last string was a key that names a secret
+	kn := 0             // glHits[kn:] start after the last key's start
 	for i := 0; i < len(line); i++ {
 		if q := bytes.IndexByte(line[i:], '"'); q < 0 {
 			break
@@ -662,7 +663,10 @@ func (r *Redactor) jsonStrings(line []byte, hides bool, found uint64, glHits []g
 		if isKey && escaped {
 			key = protocol.Unescape(key) // "pass\u0077ord" names a secret too
 		}
-		secretNext = isKey && secretKeyName(key)
+		// A key that names a secret holds one of keyNameKeywords: with
+		// the line's hits (fast), a key without one is passed over.
+		secretNext = isKey && (!fast || escaped || r.gl == nil || keyNameHitIn(r.gl, glHits, &kn, start, j)) &&
+			secretKeyName(key)
 		if valueOfSecret && secretValue(tok[1:len(tok)-1]) {
 			// {"password": "..."}: the name is in the key, the secret in
 			// the value, two strings no pattern sees together.
@@ -761,6 +765,21 @@ func (c *stringCursor) in(r *Redactor, tok []byte, start, j int) (uint64, []glHi
 	return only, c.buf
 }
 
+// keyNameHitIn reports whether one of keyNameKeywords is a hit inside
+// the string token line[start:j+1]; hits are by position, and *k moves
+// past those that start at start or before it.
+func keyNameHitIn(e *glEngine, hits []glHit, k *int, start, j int) bool {
+	for *k < len(hits) && hits[*k].pos <= start {
+		*k++
+	}
+	for m := *k; m < len(hits) && hits[m].pos < j; m++ {
+		if h := hits[m]; h.end <= j && e.keyName[h.kw] {
+			return true
+		}
+	}
+	return false
+}
+
 // stringEnd is the index of the '"' that ends the JSON string whose
 // content starts at line[i] (len(line) when none does); escaped is set
 // when the string holds a backslash.
@@ -824,18 +843,16 @@ func secretKeyName(k []byte) bool {
 			}
 		}
 	}
-	switch k[len(k)-1] | 0x20 {
-	case 'd', 't', 'n', 'y', 'l', 's', 'e', 'a':
-	default:
-		return false
-	}
+	// Only the names that end in k's last letter (in lower case) are
+	// compared.
+	last := k[len(k)-1] | 0x20
 	for _, suf := range secretKeySuffixes {
-		if len(k) >= len(suf) && asciiEqualFold(k[len(k)-len(suf):], suf) {
+		if suf[len(suf)-1] == last && len(k) >= len(suf) && asciiEqualFold(k[len(k)-len(suf):], suf) {
 			return true
 		}
 	}
 	for _, words := range secretKeyWords {
-		if endsInWords(k, words) {
+		if words[len(words)-1] == last && endsInWords(k, words) {
 			return true
 		}
 	}
