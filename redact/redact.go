@@ -535,11 +535,27 @@ func (r *Redactor) LineObject(dir protocol.Direction, line []byte, known protoco
 	if len(r.paths) > 0 {
 		out = r.redactPaths(out)
 	}
-	found, glHits, clean := r.clean(out, hides)
+	hb := hitPool.Get().(*[]glHit)
+	defer putHits(hb)
+	found, glHits, clean := r.clean(out, hides, (*hb)[:0])
+	if glHits != nil {
+		*hb = glHits
+	}
 	if clean {
 		return out, true, true
 	}
 	return r.jsonStrings(out, hides, found, glHits), true, true
+}
+
+// hitPool holds the lists of a line's hits (LineObject): nothing keeps
+// one past the line.
+var hitPool = sync.Pool{New: func() any { h := make([]glHit, 0, 64); return &h }}
+
+func putHits(h *[]glHit) {
+	if cap(*h) <= 1<<14 {
+		*h = (*h)[:0]
+		hitPool.Put(h)
+	}
 }
 
 // clean is the fast pre-filter of Line: true when no secret can be in the
@@ -549,13 +565,13 @@ func (r *Redactor) LineObject(dir protocol.Direction, line []byte, known protoco
 // closer look. User regexes could match anything: they always take the
 // slow path. found has the patterns whose hints are in the line (all of
 // them when the hints were not looked for); glHits the keywords of
-// gitleaks' rules in the line.
-func (r *Redactor) clean(line []byte, hides bool) (found uint64, glHits []glHit, clean bool) {
+// gitleaks' rules in the line, appended to into.
+func (r *Redactor) clean(line []byte, hides bool, into []glHit) (found uint64, glHits []glHit, clean bool) {
 	if hides || r.alwaysLooks() || r.literalIn(line) {
 		return ^uint64(0), nil, false
 	}
 	if r.gl != nil {
-		glHits = r.gl.hits(line, nil)
+		glHits = r.gl.hits(line, into)
 	}
 	found = r.hints.fromHits(r.gl, line, glHits, ^uint64(0), true)
 	return found, glHits, found == 0 && (len(glHits) == 0 || !r.gl.mayFind(line, glHits))
