@@ -243,6 +243,10 @@ func TestFollowSet(t *testing.T) {
 		// by what its branch says; "hvs." by its own.
 		{expr: `\b((?:hvs\.[\w-]{90}|s\.(?i:[a-z0-9]{24})))(?:['"\s;]|$)`, kw: "s.", may: "aZ9", mayNot: " .-_", keywords: []string{"hvs.", "s."}},
 		{expr: `\b((?:hvs\.[\w-]{90}|s\.(?i:[a-z0-9]{24})))(?:['"\s;]|$)`, kw: "hvs.", may: "aZ9-_", mayNot: " .", keywords: []string{"hvs.", "s."}},
+		// A keyword that runs on past its branch ("ext" then "_").
+		{expr: `\b((?:sc|ext|scauth|authress)_(?i)[a-z0-9]{5,30}\.)`, kw: "ext_", may: "aZ9", mayNot: " ._-", keywords: []string{"sc_", "ext_", "scauth_", "authress_"}},
+		{expr: `\b((?:sc|ext|scauth|authress)_(?i)[a-z0-9]{5,30}\.)`, kw: "sc_", may: "aZ9", mayNot: " ._-", keywords: []string{"sc_", "ext_", "scauth_", "authress_"}},
+		{expr: `\b((?:sc|ext|scauth|authress)_(?i)[a-z0-9]{5,30}\.)`, kw: "ext_", none: true, keywords: []string{"ext_"}},
 		// A branch that starts with no keyword: nothing.
 		{expr: `\b(?:hvs\.[\w-]{90}|x\.[a-z0-9]{24}s\.)`, kw: "s.", none: true, keywords: []string{"hvs.", "s."}},
 		{expr: `SK[0-9a-f]{0,32}`, kw: "sk", none: true},

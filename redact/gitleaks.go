@@ -708,22 +708,25 @@ func stripFront(seq []*syntax.Regexp, wordStart bool) ([]*syntax.Regexp, bool) {
 }
 
 // followAlternate is followSet for a regexp that starts with the
-// alternation alt: every match starts with one of its branches. A branch
-// that starts with kw adds what may follow kw in it (it must say, by
-// itself); one that starts with another of the rule's keywords adds
-// nothing: where a match starts with it, that keyword stands, and its
-// own hit has the rule look there. A branch that starts with no keyword
-// makes it nil.
-func followAlternate(alt *syntax.Regexp, kw string, wordStart bool, keywords []string) *follow {
+// alternation alt, then rest: every match starts with one of its
+// branches and what follows it (a keyword may run on past a branch:
+// "ext_" of (?:sc|ext)_). A branch that starts with kw adds what may
+// follow kw in it (it must say, by itself); one that starts with
+// another of the rule's keywords adds nothing: where a match starts
+// with it, that keyword stands, and its own hit has the rule look there.
+// A branch that starts with no keyword makes it nil.
+func followAlternate(alt *syntax.Regexp, rest []*syntax.Regexp, kw string, wordStart bool, keywords []string) *follow {
 	var out *follow
 	for _, sub := range alt.Sub {
-		bseq, _ := stripFront(frontSeq(sub), false)
+		seq := append(frontSeq(sub), rest...)
+		bseq, _ := stripFront(seq, false)
+		bseq = joinLiterals(bseq)
 		if len(bseq) == 0 || bseq[0].Op != syntax.OpLiteral {
 			return nil
 		}
 		lit := string(bseq[0].Rune)
 		if len(lit) >= len(kw) && strings.EqualFold(lit[:len(kw)], kw) {
-			f := followSeq(frontSeq(sub), kw, wordStart, nil)
+			f := followSeq(seq, kw, wordStart, nil)
 			if f == nil {
 				return nil
 			}
@@ -750,8 +753,9 @@ func followAlternate(alt *syntax.Regexp, kw string, wordStart bool, keywords []s
 func followSeq(seq []*syntax.Regexp, kw string, wordStart bool, keywords []string) *follow {
 	seq, wordStart = stripFront(seq, wordStart)
 	if len(seq) > 0 && seq[0].Op == syntax.OpAlternate && len(keywords) > 0 {
-		return followAlternate(seq[0], kw, wordStart, keywords)
+		return followAlternate(seq[0], seq[1:], kw, wordStart, keywords)
 	}
+	seq = joinLiterals(seq)
 	if len(seq) == 0 || seq[0].Op != syntax.OpLiteral {
 		return nil
 	}
@@ -812,6 +816,30 @@ func followSeq(seq []*syntax.Regexp, kw string, wordStart bool, keywords []strin
 		return nil
 	}
 	return fw
+}
+
+// joinLiterals makes one literal of the literals a sequence starts
+// with, as long as they fold case alike (an alternation's branch and
+// the literal after it), opening concatenations between them.
+func joinLiterals(seq []*syntax.Regexp) []*syntax.Regexp {
+	if len(seq) < 2 || seq[0].Op != syntax.OpLiteral {
+		return seq
+	}
+	joined := *seq[0]
+	joined.Rune = append([]rune(nil), seq[0].Rune...)
+	seq = seq[1:]
+	for len(seq) > 0 {
+		if seq[0].Op == syntax.OpConcat {
+			seq = append(frontSeq(seq[0]), seq[1:]...)
+			continue
+		}
+		if seq[0].Op != syntax.OpLiteral || seq[0].Flags&syntax.FoldCase != joined.Flags&syntax.FoldCase {
+			break
+		}
+		joined.Rune = append(joined.Rune, seq[0].Rune...)
+		seq = seq[1:]
+	}
+	return append([]*syntax.Regexp{&joined}, seq...)
 }
 
 // frontSeq is the sequence a regexp starts with: a concatenation's

@@ -201,7 +201,7 @@ func TestCleanClearsOnlyUnchangedLines(t *testing.T) {
 		if !ok || h.Known&protocol.KnownPlain == 0 {
 			continue
 		}
-		if _, _, clean := r.clean(line, false); !clean {
+		if _, _, clean := r.clean(line, false, nil); !clean {
 			continue
 		}
 		cleared++

@@ -535,11 +535,27 @@ func (r *Redactor) LineObject(dir protocol.Direction, line []byte, known protoco
 	if len(r.paths) > 0 {
 		out = r.redactPaths(out)
 	}
-	found, glHits, clean := r.clean(out, hides)
+	hb := hitPool.Get().(*[]glHit)
+	defer putHits(hb)
+	found, glHits, clean := r.clean(out, hides, (*hb)[:0])
+	if glHits != nil {
+		*hb = glHits
+	}
 	if clean {
 		return out, true, true
 	}
 	return r.jsonStrings(out, hides, found, glHits), true, true
+}
+
+// hitPool holds the lists of a line's hits (LineObject): nothing keeps
+// one past the line.
+var hitPool = sync.Pool{New: func() any { h := make([]glHit, 0, 64); return &h }}
+
+func putHits(h *[]glHit) {
+	if cap(*h) <= 1<<14 {
+		*h = (*h)[:0]
+		hitPool.Put(h)
+	}
 }
 
 // clean is the fast pre-filter of Line: true when no secret can be in the
@@ -549,13 +565,13 @@ func (r *Redactor) LineObject(dir protocol.Direction, line []byte, known protoco
 // closer look. User regexes could match anything: they always take the
 // slow path. found has the patterns whose hints are in the line (all of
 // them when the hints were not looked for); glHits the keywords of
-// gitleaks' rules in the line.
-func (r *Redactor) clean(line []byte, hides bool) (found uint64, glHits []glHit, clean bool) {
+// gitleaks' rules in the line, appended to into.
+func (r *Redactor) clean(line []byte, hides bool, into []glHit) (found uint64, glHits []glHit, clean bool) {
 	if hides || r.alwaysLooks() || r.literalIn(line) {
 		return ^uint64(0), nil, false
 	}
 	if r.gl != nil {
-		glHits = r.gl.hits(line, nil)
+		glHits = r.gl.hits(line, into)
 	}
 	found = r.hints.fromHits(r.gl, line, glHits, ^uint64(0), true)
 	return found, glHits, found == 0 && (len(glHits) == 0 || !r.gl.mayFind(line, glHits))
@@ -642,6 +658,7 @@ func (r *Redactor) jsonStrings(line []byte, hides bool, found uint64, glHits []g
 	var out []byte // nil until something changes
 	last := 0
 	secretNext := false // the last string was a key that names a secret
+	kn := 0             // glHits[kn:] start after the last key's start
 	for i := 0; i < len(line); i++ {
 		if q := bytes.IndexByte(line[i:], '"'); q < 0 {
 			break
@@ -662,7 +679,10 @@ func (r *Redactor) jsonStrings(line []byte, hides bool, found uint64, glHits []g
 		if isKey && escaped {
 			key = protocol.Unescape(key) // "pass\u0077ord" names a secret too
 		}
-		secretNext = isKey && secretKeyName(key)
+		// A key that names a secret holds one of keyNameKeywords: with
+		// the line's hits (fast), a key without one is passed over.
+		secretNext = isKey && (!fast || escaped || r.gl == nil || keyNameHitIn(r.gl, glHits, &kn, start, j)) &&
+			secretKeyName(key)
 		if valueOfSecret && secretValue(tok[1:len(tok)-1]) {
 			// {"password": "..."}: the name is in the key, the secret in
 			// the value, two strings no pattern sees together.
@@ -761,6 +781,21 @@ func (c *stringCursor) in(r *Redactor, tok []byte, start, j int) (uint64, []glHi
 	return only, c.buf
 }
 
+// keyNameHitIn reports whether one of keyNameKeywords is a hit inside
+// the string token line[start:j+1]; hits are by position, and *k moves
+// past those that start at start or before it.
+func keyNameHitIn(e *glEngine, hits []glHit, k *int, start, j int) bool {
+	for *k < len(hits) && hits[*k].pos <= start {
+		*k++
+	}
+	for m := *k; m < len(hits) && hits[m].pos < j; m++ {
+		if h := hits[m]; h.end <= j && e.keyName[h.kw] {
+			return true
+		}
+	}
+	return false
+}
+
 // stringEnd is the index of the '"' that ends the JSON string whose
 // content starts at line[i] (len(line) when none does); escaped is set
 // when the string holds a backslash.
@@ -824,18 +859,16 @@ func secretKeyName(k []byte) bool {
 			}
 		}
 	}
-	switch k[len(k)-1] | 0x20 {
-	case 'd', 't', 'n', 'y', 'l', 's', 'e', 'a':
-	default:
-		return false
-	}
+	// Only the names that end in k's last letter (in lower case) are
+	// compared.
+	last := k[len(k)-1] | 0x20
 	for _, suf := range secretKeySuffixes {
-		if len(k) >= len(suf) && asciiEqualFold(k[len(k)-len(suf):], suf) {
+		if suf[len(suf)-1] == last && len(k) >= len(suf) && asciiEqualFold(k[len(k)-len(suf):], suf) {
 			return true
 		}
 	}
 	for _, words := range secretKeyWords {
-		if endsInWords(k, words) {
+		if words[len(words)-1] == last && endsInWords(k, words) {
 			return true
 		}
 	}
