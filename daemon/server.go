@@ -188,11 +188,18 @@ wait:
 		conns = append(conns, c)
 	}
 	s.mu.Unlock()
+	// Each after its answers are written: system.shutdown's own included.
+	var closing sync.WaitGroup
 	for _, c := range conns {
-		c.conn.Close()
+		closing.Go(func() { c.conn.CloseAnswered(answerWait) })
 	}
+	closing.Wait()
 	s.wg.Wait()
 }
+
+// answerWait bounds how long a client's connection stays open at shutdown
+// for the answers to requests it has sent.
+const answerWait = 2 * time.Second
 
 // DaemonFile is $AGENTJQ_HOME/daemon.json.
 type DaemonFile struct {

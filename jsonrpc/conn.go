@@ -183,6 +183,14 @@ func (c *Conn) drain() {
 	if c.opts.OnEOF != nil {
 		c.opts.OnEOF()
 	}
+	if n := c.waitAnswered(d); n > 0 {
+		c.opts.Logf("jsonrpc: %d request(s) still unanswered %s after the peer's input ended; dropped", n, d)
+	}
+}
+
+// waitAnswered waits, at most d, until every request received has been
+// answered, or the Conn has ended. It returns how many are unanswered.
+func (c *Conn) waitAnswered(d time.Duration) int {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	for {
@@ -190,15 +198,14 @@ func (c *Conn) drain() {
 		busy := c.busy
 		c.qmu.Unlock()
 		if busy == 0 {
-			return
+			return 0
 		}
 		select {
 		case <-c.idle:
 		case <-t.C:
-			c.opts.Logf("jsonrpc: %d request(s) still unanswered %s after the peer's input ended; dropped", busy, d)
-			return
+			return busy
 		case <-c.done:
-			return
+			return 0
 		}
 	}
 }
@@ -222,6 +229,14 @@ func (c *Conn) Close() error {
 	c.shutdown(ErrClosed)
 	<-c.done
 	return nil
+}
+
+// CloseAnswered ends the Conn once every request received has been
+// answered (the answer written), waiting at most d: a request that asked
+// for the end still gets its answer.
+func (c *Conn) CloseAnswered(d time.Duration) error {
+	c.waitAnswered(d)
+	return c.Close()
 }
 
 // CloseWithReason ends the Conn, telling the peer why where the framing
