@@ -41,28 +41,106 @@ func (w *Writer) put(it qitem, line []byte) bool {
 	return w.q.WaitRoom(len(line), 0, nil) && w.q.Put(it, line)
 }
 
-// processBatch redacts, encodes and hands on one batch of lines.
+// processBatch redacts, encodes and hands on one batch of lines, in
+// order. A run of lines whose redaction depends on nothing but the line
+// (redact's InOrder) is redacted on up to w.workers goroutines at once
+// (processRun); any other item waits for the lines before it and holds
+// back those after it.
 func (w *Writer) processBatch(_ *asyncq.Queue[qitem], b asyncq.Batch[qitem]) error {
-	for _, it := range b.Items {
-		m := it.Meta
-		if m.flushed != nil {
-			w.mu.Lock()
-			w.flushLocked()
-			w.mu.Unlock()
-			w.out.wait()
-			close(m.flushed)
+	items := b.Items
+	for len(items) > 0 {
+		if n := w.freeRun(items); n > 1 {
+			w.processRun(items[:n])
+			items = items[n:]
 			continue
 		}
-		if m.setVersion {
-			w.setVersion(string(it.B), m.t, false)
-			continue
-		}
-		w.process(m.dir, m.party, it.B, m.known, m.t, false)
+		w.processItem(items[0])
+		items = items[1:]
 	}
 	w.mu.Lock()
 	w.flushLocked()
 	w.mu.Unlock()
 	return nil
+}
+
+// processItem processes one item of a batch by itself.
+func (w *Writer) processItem(it asyncq.Item[qitem]) {
+	m := it.Meta
+	switch {
+	case m.flushed != nil:
+		w.mu.Lock()
+		w.flushLocked()
+		w.mu.Unlock()
+		w.out.wait()
+		close(m.flushed)
+	case m.setVersion:
+		w.setVersion(string(it.B), m.t, false)
+	default:
+		w.process(m.dir, m.party, it.B, m.known, m.t, false)
+	}
+}
+
+// freeRun is how many of the items at the start are lines that may be
+// redacted at once: none without redaction or a second worker.
+func (w *Writer) freeRun(items []asyncq.Item[qitem]) int {
+	if w.red == nil || w.workers < 2 {
+		return 0
+	}
+	for i, it := range items {
+		m := it.Meta
+		if m.flushed != nil || m.setVersion || w.red.InOrder(m.dir, it.B, trust(m.dir, it.B, m.known)) {
+			return i
+		}
+	}
+	return len(items)
+}
+
+// minPart is the fewest bytes of lines worth a goroutine of their own.
+const minPart = 32 << 10
+
+// processRun prepares (redacts) the lines of a run in parts of about
+// equal bytes, one on each of up to w.workers goroutines, this one
+// included, and once all are done encodes them in order (emit). Nothing
+// of the run is written before every line of it is redacted, and nothing
+// after it is looked at.
+func (w *Writer) processRun(items []asyncq.Item[qitem]) {
+	if cap(w.prep) < len(items) {
+		w.prep = make([]prepared, len(items))
+	}
+	prep := w.prep[:len(items)]
+	total := 0
+	for _, it := range items {
+		total += len(it.B)
+	}
+	parts := min(w.workers, max(1, total/minPart))
+	var wg sync.WaitGroup
+	lo, sum := 0, 0
+	for k := 1; k <= parts; k++ {
+		hi := lo
+		for hi < len(items) && (k == parts || sum < total*k/parts) {
+			sum += len(items[hi].B)
+			hi++
+		}
+		if k == parts {
+			w.prepareRange(items, prep, lo, hi) // the last part on this goroutine
+		} else if from := lo; hi > from {
+			wg.Go(func() { w.prepareRange(items, prep, from, hi) })
+		}
+		lo = hi
+	}
+	wg.Wait()
+	for i, it := range items {
+		w.emit(it.Meta.dir, it.Meta.party, prep[i], it.Meta.t, false)
+	}
+	clear(prep) // keep no redacted line past its run
+}
+
+// prepareRange prepares items[lo:hi] into prep[lo:hi].
+func (w *Writer) prepareRange(items []asyncq.Item[qitem], prep []prepared, lo, hi int) {
+	for i := lo; i < hi; i++ {
+		m := items[i].Meta
+		prep[i] = w.prepare(m.dir, items[i].B, trust(m.dir, items[i].B, m.known))
+	}
 }
 
 // writeQ makes the Async Writer's write calls on a goroutine of its own,
