@@ -3,6 +3,7 @@ package recording
 import (
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentjq/agentjq/internal/asyncq"
@@ -12,9 +13,10 @@ import (
 // The Async Writer's hand-off is an asyncq.Queue with Copy: Tap copies
 // the line into the queue's buffer, so the caller may reuse its memory at
 // once; the Writer's goroutine takes the whole buffer at a time, redacts
-// and encodes its lines in order and writes them in batches of whole
-// lines (processBatch). While it works, the next lines gather in the
-// other buffer.
+// its lines (on up to WriterOptions.Workers goroutines, processRun),
+// encodes them in order and writes them in batches of whole lines
+// (processBatch). While it works, the next lines gather in the other
+// buffer.
 
 type qitem struct {
 	dir        protocol.Direction
@@ -95,44 +97,85 @@ func (w *Writer) freeRun(items []asyncq.Item[qitem]) int {
 	return len(items)
 }
 
-// minPart is the fewest bytes of lines worth a goroutine of their own.
+// minPart is the fewest bytes of lines worth a part of their own.
 const minPart = 32 << 10
 
-// processRun prepares (redacts) the lines of a run in parts of about
-// equal bytes, one on each of up to w.workers goroutines, this one
-// included, and once all are done encodes them in order (emit). Nothing
-// of the run is written before every line of it is redacted, and nothing
-// after it is looked at.
+// partsPerWorker: a run is cut into this many parts for each worker, and
+// whichever goroutine is free takes the next part, so that one held up
+// (the session's goroutines run on the same cores) leaves the rest of
+// the run to the others.
+const partsPerWorker = 4
+
+// processRun prepares (redacts) the lines of a run on up to w.workers
+// goroutines, this one included, in parts of about equal bytes, and
+// once all are done encodes them in order (emit). Nothing of the run is
+// written before every line of it is redacted, and nothing after it is
+// looked at.
 func (w *Writer) processRun(items []asyncq.Item[qitem]) {
 	if cap(w.prep) < len(items) {
 		w.prep = make([]prepared, len(items))
 	}
 	prep := w.prep[:len(items)]
+	defer clear(prep) // keep no redacted line past its run
 	total := 0
 	for _, it := range items {
 		total += len(it.B)
 	}
-	parts := min(w.workers, max(1, total/minPart))
-	var wg sync.WaitGroup
-	lo, sum := 0, 0
-	for k := 1; k <= parts; k++ {
-		hi := lo
-		for hi < len(items) && (k == parts || sum < total*k/parts) {
-			sum += len(items[hi].B)
-			hi++
-		}
-		if k == parts {
-			w.prepareRange(items, prep, lo, hi) // the last part on this goroutine
-		} else if from := lo; hi > from {
-			wg.Go(func() { w.prepareRange(items, prep, from, hi) })
-		}
-		lo = hi
+	parts := min(w.workers*partsPerWorker, total/minPart)
+	if parts < 2 {
+		w.prepareRange(items, prep, 0, len(items))
+	} else {
+		w.prepareParts(items, prep, cutRun(items, total, parts))
 	}
-	wg.Wait()
 	for i, it := range items {
 		w.emit(it.Meta.dir, it.Meta.party, prep[i], it.Meta.t, false)
 	}
-	clear(prep) // keep no redacted line past its run
+}
+
+// cutRun cuts items, of total bytes, into up to parts parts of about
+// total/parts bytes each; it returns where each part ends.
+func cutRun(items []asyncq.Item[qitem], total, parts int) []int {
+	if total <= 0 || parts < 2 {
+		return []int{len(items)}
+	}
+	var ends []int
+	sum, k := 0, 1
+	for i, it := range items {
+		sum += len(it.B)
+		if sum*parts >= total*k {
+			ends = append(ends, i+1)
+			for sum*parts >= total*k {
+				k++
+			}
+		}
+	}
+	ends[len(ends)-1] = len(items) // empty lines after the last byte
+	return ends
+}
+
+// prepareParts prepares the parts that end at ends, each part on
+// whichever of up to w.workers goroutines (this one included) takes it.
+func (w *Writer) prepareParts(items []asyncq.Item[qitem], prep []prepared, ends []int) {
+	var next atomic.Int64
+	work := func() {
+		for {
+			k := int(next.Add(1)) - 1
+			if k >= len(ends) {
+				return
+			}
+			lo := 0
+			if k > 0 {
+				lo = ends[k-1]
+			}
+			w.prepareRange(items, prep, lo, ends[k])
+		}
+	}
+	var wg sync.WaitGroup
+	for range min(w.workers, len(ends)) - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
 }
 
 // prepareRange prepares items[lo:hi] into prep[lo:hi].

@@ -181,3 +181,46 @@ func around(b []byte, i int) string {
 	lo, hi := max(0, i-200), min(len(b), i+200)
 	return string(b[lo:hi])
 }
+
+// TestCutRun: the parts of a run cover it in order, none empty, at most
+// as many as asked, each near its share of the bytes unless one line is
+// larger than a share.
+func TestCutRun(t *testing.T) {
+	item := func(n int) asyncq.Item[qitem] { return asyncq.Item[qitem]{B: make([]byte, n)} }
+	for _, sizes := range [][]int{
+		{10, 10, 10, 10, 10, 10, 10, 10},
+		{1000, 1, 1, 1},
+		{1, 1, 1, 1000},
+		{0, 0, 50, 0, 0, 50, 0},
+		{5, 300, 5, 5, 5, 300, 5, 5, 5},
+		{0, 0, 0},
+	} {
+		var items []asyncq.Item[qitem]
+		total := 0
+		for _, n := range sizes {
+			items = append(items, item(n))
+			total += n
+		}
+		for parts := 2; parts <= 8; parts++ {
+			ends := cutRun(items, total, parts)
+			if len(ends) == 0 || len(ends) > parts || ends[len(ends)-1] != len(items) {
+				t.Fatalf("cutRun(%v, %d) = %v", sizes, parts, ends)
+			}
+			lo := 0
+			for _, hi := range ends {
+				if hi <= lo {
+					t.Fatalf("cutRun(%v, %d) = %v: an empty part", sizes, parts, ends)
+				}
+				n, largest := 0, 0
+				for _, it := range items[lo:hi] {
+					n += len(it.B)
+					largest = max(largest, len(it.B))
+				}
+				if n > total/parts+largest+1 {
+					t.Errorf("cutRun(%v, %d) = %v: part %d-%d holds %d bytes", sizes, parts, ends, lo, hi, n)
+				}
+				lo = hi
+			}
+		}
+	}
+}

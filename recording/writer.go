@@ -21,10 +21,10 @@ type WriterOptions struct {
 	// everything verbatim (record --no-redact).
 	Redactor *redact.Redactor
 	// Async moves redaction, encoding and writing off the caller's path
-	// to the Writer's goroutine: Tap copies the line into a queue and
-	// returns. Lines are written in batches of whole lines, one write
-	// each, as soon as the goroutine gets to them. Close waits for the
-	// queue to drain.
+	// to the Writer's goroutines (see Workers): Tap copies the line into
+	// a queue and returns. Lines are written in batches of whole lines,
+	// one write each, as soon as the goroutines get to them. Close waits
+	// for the queue to drain.
 	Async bool
 	// AsyncLimit bounds the bytes queued (default 8 MiB); Tap waits when
 	// it is reached. A longer line is queued alone.
