@@ -5,9 +5,10 @@
 // stalls that goroutine alone, never the caller: the caller waits for it
 // only with a bound (Drain, Flushed, WaitRoom with stalled).
 //
-// The bridge's outputs (stdout, stderr, the agent's stdin, a front end's
-// own client) and the recorder (its lines, its writes to the file) are its
-// users.
+// Writer is a Queue of whole lines over an io.Writer: the bridge's outputs
+// (stdout, stderr, the agent's stdin, a front end's own client) are
+// Writers; the recorder (its lines, its writes to the file) runs on Queues
+// with sinks of its own.
 package asyncq
 
 import (
