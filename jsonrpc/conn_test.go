@@ -154,7 +154,9 @@ func TestMalformedInput(t *testing.T) {
 		{`{not json`, "-32700", "null"},
 		{`[{"jsonrpc":"2.0","id":1,"method":"a"}]`, "-32600", "null"},
 		{`{"jsonrpc":"1.0","id":7,"method":"a"}`, "-32600", "7"},
-		{`{"jsonrpc":"2.0","id":{"x":1},"method":"a"}`, "-32700", "null"},
+		{`{"jsonrpc":"2.0","id":{"x":1},"method":"a"}`, "-32600", "null"}, // JSON, not a request
+		{`{"jsonrpc":"2.0","id":1,"method":["a"]}`, "-32600", "1"},
+		{`{"jsonrpc":"2.0","id":2,"method":"a"`, "-32700", "null"},
 		{`{"jsonrpc":"2.0","id":8}`, "-32600", "8"},
 		{`{"jsonrpc":"2.0","id":"q","method":"a"}`, "", `"q"`},
 	} {
