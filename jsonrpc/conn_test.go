@@ -261,6 +261,39 @@ func TestWebSocket(t *testing.T) {
 	}
 }
 
+// TestWebSocketBinaryMessage: a binary message holding a request is read
+// as the JSON it holds and answered (in a text message), not dropped with
+// the connection.
+func TestWebSocketBinaryMessage(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		NewConn(NewWebSocketStream(ws), Options{Handler: func(ctx context.Context, r *Request) (any, error) {
+			return r.Method + " ok", nil
+		}}).Run(r.Context())
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	if err := ws.Write(ctx, websocket.MessageBinary, []byte(`{"jsonrpc":"2.0","id":"b","method":"x"}`)); err != nil {
+		t.Fatal(err)
+	}
+	typ, b, err := ws.Read(ctx)
+	if err != nil {
+		t.Fatalf("no answer to a binary message: %v", err)
+	}
+	if typ != websocket.MessageText || string(b) != `{"jsonrpc":"2.0","id":"b","result":"x ok"}` {
+		t.Fatalf("answer: %v %s", typ, b)
+	}
+}
+
 // blockedStream's Read never returns: a terminal's or a pipe's stdin,
 // which closing does not interrupt.
 type blockedStream struct{ written chan []byte }
