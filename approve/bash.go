@@ -170,6 +170,14 @@ func (w *walker) unknown(n syntax.Node, reason string) {
 
 // script parses and walks a nested script (bash -c, eval) or the command.
 func (w *walker) script(text string, at dirSet) (dirSet, error) {
+	if strings.ContainsAny(text, "\r\x00") {
+		// The parser reads a carriage return as a blank and drops NUL
+		// bytes; bash and zsh keep both inside a word, so `ls\r#$(cmd)`
+		// is one word to them, holding a command substitution, and a
+		// comment to the parser.
+		w.parts = append(w.parts, shPart{unknown: true, reason: "a carriage return or NUL byte, which the shell reads otherwise than the parser", src: text})
+		return dirSet{unknown: true}, nil
+	}
 	p := parserPool.Get().(*syntax.Parser)
 	f, err := p.Parse(strings.NewReader(text), "")
 	parserPool.Put(p)
