@@ -498,7 +498,49 @@ func (w *walker) redirect(r *syntax.Redirect, at dirSet) {
 		return
 	}
 	w.word(r.Word, at)
-	w.word(r.Hdoc, at)
+	if r.Op != syntax.Hdoc && r.Op != syntax.DashHdoc {
+		w.word(r.Hdoc, at)
+		return
+	}
+	quoted := hdocQuoted(r)
+	if hdocMayEndEarly(r, source(w.src, r.Hdoc), quoted) {
+		w.unknown(r, "a here-document the shell may end before the parser does")
+		return
+	}
+	if !quoted { // a quoted one's text is only text
+		w.word(r.Hdoc, at)
+	}
+}
+
+// hdocMayEndEarly reports a here-document whose text holds a line the
+// shell may take for its end sooner than the parser did: a line starting
+// with the delimiter (bash ends one at "EOF)" inside $( )), or, when the
+// delimiter is unquoted, a line ending in a backslash (the shell joins it
+// to the next one before comparing: "E\" then "OF" is "EOF").
+func hdocMayEndEarly(r *syntax.Redirect, body string, quoted bool) bool {
+	if r.Hdoc == nil {
+		return false
+	}
+	delim := wordOf(r.Word)
+	if delim.uncertain() {
+		return true
+	}
+	lines := strings.Split(strings.TrimSuffix(body, "\n"), "\n")
+	if last := lines[len(lines)-1]; last == delim.text || r.Op == syntax.DashHdoc && strings.TrimLeft(last, "\t") == delim.text {
+		lines = lines[:len(lines)-1] // the line that ends it
+	}
+	for _, line := range lines {
+		if !quoted && strings.HasSuffix(line, `\`) {
+			return true
+		}
+		if r.Op == syntax.DashHdoc {
+			line = strings.TrimLeft(line, "\t")
+		}
+		if strings.HasPrefix(line, delim.text) {
+			return true
+		}
+	}
+	return false
 }
 
 func source(cmd string, n syntax.Node) string {
@@ -1161,20 +1203,7 @@ func hdocText(r *syntax.Redirect) (string, bool) {
 	if r.Hdoc == nil {
 		return "", true
 	}
-	quoted := r.Word != nil && len(r.Word.Parts) > 0
-	if quoted {
-		quoted = false
-		for _, p := range r.Word.Parts {
-			switch p := p.(type) {
-			case *syntax.SglQuoted, *syntax.DblQuoted:
-				quoted = true
-			case *syntax.Lit:
-				if strings.Contains(p.Value, `\`) {
-					quoted = true
-				}
-			}
-		}
-	}
+	quoted := hdocQuoted(r)
 	var b strings.Builder
 	for _, p := range r.Hdoc.Parts {
 		l, ok := p.(*syntax.Lit)
@@ -1197,6 +1226,25 @@ func hdocText(r *syntax.Redirect) (string, bool) {
 		}
 	}
 	return b.String(), true
+}
+
+// hdocQuoted reports a here-document whose delimiter is quoted: its text
+// is taken as written, with no expansion.
+func hdocQuoted(r *syntax.Redirect) bool {
+	if r.Word == nil {
+		return false
+	}
+	for _, p := range r.Word.Parts {
+		switch p := p.(type) {
+		case *syntax.SglQuoted, *syntax.DblQuoted:
+			return true
+		case *syntax.Lit:
+			if strings.Contains(p.Value, `\`) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // zshEquals reports a word that zsh expands as =cmd (the path of cmd):
