@@ -355,15 +355,73 @@ func (w *walker) word(word *syntax.Word, at dirSet) {
 	if word == nil {
 		return
 	}
+	if zshExpands(word.Parts) {
+		w.unknown(word, "an expansion zsh reads as code (a subscript, $~x, $=x)")
+		return
+	}
 	for _, part := range word.Parts {
 		w.wordPart(part, at)
 	}
+}
+
+// zshExpands reports text that zsh, claude's shell when it is the user's,
+// expands where bash does not, in ways that may run code: $x[i] and
+// $#x[i] (a subscript, evaluated as arithmetic: a name in it is read as
+// an expression, so i='a[$(cmd)]' runs cmd), and $~x, $=x, $^x, $+x
+// (globbing the value, where a qualifier *(e:cmd:) runs cmd; splitting
+// it; a subscript again). A subscript of literal numbers is only a number.
+func zshExpands(parts []syntax.WordPart) bool {
+	// The parser splits "$~x" into the literals "$" and "~x": read the
+	// word's literal text joined, with \x01 where a short $x ends and
+	// \x02 for any other expansion.
+	var b strings.Builder
+	for _, part := range parts {
+		switch p := part.(type) {
+		case *syntax.Lit:
+			b.WriteString(p.Value)
+		case *syntax.ParamExp:
+			if p.Short {
+				b.WriteByte(1)
+				continue
+			}
+			b.WriteByte(2)
+		default:
+			b.WriteByte(2)
+		}
+	}
+	s := b.String()
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '\\':
+			i++
+		case s[i] == '$' && i+1 < len(s) && strings.IndexByte("~=^+", s[i+1]) >= 0:
+			return true
+		case s[i] == 1 && zshSubscript(s[i+1:]):
+			return true
+		}
+	}
+	return false
+}
+
+// zshSubscript reports text right after $x (or $#, whose name follows in
+// the text) that opens a subscript holding more than numbers.
+func zshSubscript(s string) bool {
+	s = strings.TrimLeft(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+	if !strings.HasPrefix(s, "[") {
+		return false
+	}
+	end := strings.IndexByte(s, ']')
+	return end < 0 || strings.Trim(s[1:end], "0123456789,-+ ") != ""
 }
 
 func (w *walker) wordPart(part syntax.WordPart, at dirSet) {
 	switch p := part.(type) {
 	case *syntax.Lit, *syntax.SglQuoted:
 	case *syntax.DblQuoted:
+		if zshExpands(p.Parts) {
+			w.unknown(p, "an expansion zsh reads as code (a subscript, $~x, $=x)")
+			return
+		}
 		for _, q := range p.Parts {
 			w.wordPart(q, at)
 		}
