@@ -468,7 +468,9 @@ followed through every component, dangling ones included: a link whose
 target does not exist yet is judged where the write would land. A path under
 /proc or /dev/fd (/proc/self/cwd/.env) leads wherever the agent's process
 is, so it is unknown: no rule allows it and every deny rule of the tool
-matches it. Grep of a directory reads every file below it: a deny or ask
+matches it. So is a path with white space at either end (a space before
+/etc/x, a newline after .env): claude trims it before the tool opens the
+file. Grep of a directory reads every file below it: a deny or ask
 Read rule that matches any file there (links resolved; in a tree too large
 to list, any path the pattern may match below it) matches the call.
 
