@@ -392,7 +392,14 @@ through to ask or deny. Unknown are:
 - a shell with no script operand and no -c (or with -) reads its script from
   stdin: a literal here-document or here-string is read as the script
   (**bash <<< 'ls'** is ls), anything else (**echo x | sh**, **bash < file**)
-  is unknown.
+  is unknown;
+- text the shell reads otherwise than the parser: a command holding a
+  carriage return or a NUL byte (a carriage return is a blank to the parser
+  and part of the word to the shell, so ls, a carriage return and #$(cmd)
+  run cmd), and a
+  here-document holding a line that starts with its delimiter (bash ends one
+  inside $( ) at **EOF)**) or, unquoted, a line ending in a backslash (the
+  shell joins it to the next line before it compares the delimiter).
 
 Code given on a command line is opaque: python -c, perl, ruby, lua, julia
 and Rscript -e, node, bun and deno -e and -p, an interpreter reading its
@@ -410,9 +417,15 @@ npx, bundle exec ...) is allowed by a rule for its own words
 runs.
 
 claude runs the user's shell when that is zsh. So an extended glob such as
-**\*(e:'cmd':)** (a zsh glob qualifier that runs cmd) is unknown, and a word
-starting with an unquoted = and a name (zsh's **=rm**, the path of rm) may
-expand.
+**\*(e:'cmd':)** (a zsh glob qualifier that runs cmd) is unknown, and so
+are zsh's subscript of a plain **$x[i]** (also **$#x[i]**, in double quotes
+too), whose name i is evaluated as an expression that may run code, unless
+it holds only numbers, and **$~x**, **$=x**, **$^x** and **$+x** (the value
+globbed, where a qualifier runs code, or split into words). A word starting
+with an unquoted = and a name (zsh's **=rm**, the path of rm) may expand.
+Options the user's zsh sets in its start-up files (GLOB_SUBST,
+SH_WORD_SPLIT) are not known: under GLOB_SUBST a plain **$x** is globbed as
+**$~x** is, and the rules do not hold against that.
 
 The shell's directory is followed for the file tools: **cd**, **pushd** and
 **popd** are followed within the command, and the chain remembers where
