@@ -35,9 +35,12 @@ respellings of a deny or ask rule (option clusters in any order,
 --opt=value, abbreviations). A Bash deny rule is **not** a boundary against
 a program you allow that runs arbitrary code: under Bash(python3:*),
 Bash(node:*), Bash(make:*) or Bash(npm run:*), a script can do anything the
-sandbox lets it, deny rules or not. Code given inline (git -c, an
-interpreter's -c or -e) meets every Bash deny rule, so such a policy does
-not allow it.
+sandbox lets it, deny rules or not. Nor is an allow rule a boundary
+against what a program you allow reads from the project: Bash(npm test),
+Bash(make test) or Bash(go test:*) beside Edit(./**) run whatever the agent
+wrote into package.json, the Makefile or a test, inside the sandbox. Code
+given inline (git -c, an interpreter's -c or -e) meets every Bash deny
+rule, so such a policy does not allow it.
 
 **The file tools are checked by path rules.** Read, Edit, Write,
 MultiEdit, NotebookEdit, Glob and Grep run inside claude, outside the
@@ -279,8 +282,11 @@ error. A key "//" holds a comment.
     form); **git *** a lone star is any words; **\*.sh** a star inside a word
     matches within the word. A compound command (&&, ||, ;, |, subshells) is
     judged part by part: every part must be allowed, and any part denied
-    denies the call. Wrappers such as sudo, env and timeout must be allowed
-    themselves. A deny or ask rule also matches the command as the program
+    denies the call. A wrapper that changes what the command may do (sudo,
+    doas, env with an assignment or -i, an option setting the user, the
+    directory or the environment) must be allowed itself; one that only runs
+    it (timeout, nice, nohup, time, env alone, strace) is looked through:
+    Bash(npm test:*) allows timeout 60 npm test. A deny or ask rule also matches the command as the program
     would take it, so that respelling it does not dodge the rule: its
     options anywhere among the command's, before or after the operands
     (**Bash(git push --force:\*)** denies **git push origin main --force**),
@@ -378,7 +384,8 @@ through to ask or deny. Unknown are:
   xargs, find -exec, setarch, linux32/linux64, chronic, ifne, logsave,
   systemd-cat, caffeinate, trickle) are read with their real option grammar;
   an option the table does not know, or a word whose value is known only at
-  run time, is unknown, never "the next word is the command". Programs that
+  run time, is unknown, never "the next word is the command"; so is an
+  option value that names a command (strace -o '|cmd'). Programs that
   run a command in a way agentjq does not follow (chroot, su, script,
   parallel, unshare, busybox, perf, hyperfine, pee, direnv, nix-shell, vim,
   emacs, a dynamic loader such as ld-linux.so ...) are unknown. A wrapper or
