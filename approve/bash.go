@@ -957,6 +957,9 @@ func (w *walker) builtin(words []shWord, at dirSet, wrapped bool) builtinResult 
 		if why := printfAssigns(args); why != "" {
 			return builtinResult{reason: why}
 		}
+		if printfMath(args) {
+			return builtinResult{reason: "zsh's printf evaluates a numeric argument as arithmetic, which may run code"}
+		}
 	case "test", "[":
 		for _, a := range args {
 			if a.uncertain() || a.text == "-v" || a.text == "-R" {
@@ -1031,6 +1034,82 @@ func printfAssigns(args []shWord) string {
 		}
 	}
 	return ""
+}
+
+// printfMath reports a printf whose numeric conversions (%d, %x, %f, a *
+// width...) take an argument that is not a number: zsh's printf evaluates
+// it as arithmetic, where path[$(cmd)] runs cmd and a name is read as an
+// expression. An unknown format puts every argument there.
+func printfMath(args []shWord) bool {
+	i := 0
+	for i < len(args) && args[i].text != "--" && strings.HasPrefix(args[i].text, "-") && !args[i].uncertain() {
+		i++
+	}
+	if i < len(args) && args[i].text == "--" {
+		i++
+	}
+	if i+1 >= len(args) {
+		return false
+	}
+	numeric, ok := printfSlots(args[i])
+	for k, a := range args[i+1:] {
+		if (!ok || len(numeric) > 0 && numeric[k%len(numeric)]) && !numberLit(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// printfSlots lists a format's conversions in order, true where one takes
+// a number; ok is false when the format cannot be read.
+func printfSlots(f shWord) (numeric []bool, ok bool) {
+	if f.uncertain() {
+		return nil, false
+	}
+	s := f.text
+	for i := 0; i < len(s); i++ {
+		if s[i] != '%' {
+			continue
+		}
+		i++
+		for i < len(s) && strings.IndexByte("-+ #0'123456789.*$", s[i]) >= 0 {
+			switch s[i] {
+			case '*':
+				numeric = append(numeric, true)
+			case '$':
+				return nil, false // %1$d: arguments by position
+			}
+			i++
+		}
+		if i >= len(s) {
+			return nil, false
+		}
+		switch s[i] {
+		case '%':
+		case 's', 'b', 'q', 'c':
+			numeric = append(numeric, false)
+		default:
+			numeric = append(numeric, true)
+		}
+	}
+	return numeric, true
+}
+
+// numberLit reports a word that is a plain decimal, hex or floating number.
+func numberLit(w shWord) bool {
+	if w.uncertain() {
+		return false
+	}
+	t := strings.TrimLeft(w.text, "+-")
+	if h, ok := strings.CutPrefix(strings.ToLower(t), "0x"); ok {
+		return h != "" && strings.Trim(h, "0123456789abcdef") == ""
+	}
+	mant, exp, hasExp := strings.Cut(strings.ToLower(t), "e")
+	if hasExp && !isDigits(strings.TrimLeft(exp, "+-")) {
+		return false
+	}
+	ip, fp, _ := strings.Cut(mant, ".")
+	return ip+fp != "" && (ip == "" || isDigits(ip)) && (fp == "" || isDigits(fp))
 }
 
 // safeSet accepts set -e/-u/-x/-o pipefail and set -- (positional
