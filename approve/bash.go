@@ -1155,8 +1155,15 @@ func (w *walker) readBuiltin(args []shWord, at dirSet) builtinResult {
 		if strings.HasPrefix(t, "-") && len(t) > 1 {
 			switch t {
 			case "-r", "-s", "-e", "-rs", "-sr", "-er", "-re":
-			case "-d", "-n", "-N", "-p", "-t", "-u":
+			case "-d", "-p":
 				i++
+			case "-n", "-N", "-t", "-u":
+				// zsh evaluates read -t's timeout (and may the
+				// others) as arithmetic: only a number is inert.
+				i++
+				if i >= len(args) || !numberLit(args[i]) {
+					return builtinResult{reason: "read " + t + " with a value that is not a number (zsh evaluates it as arithmetic)"}
+				}
 			case "-a":
 				i++
 				if i >= len(args) || args[i].uncertain() || !w.inertName(args[i].text, false) {
