@@ -763,9 +763,33 @@ func (w *walker) assign(a *syntax.Assign, at dirSet) (shWord, bool) {
 // loads or where it writes; assigning one is no effect on later commands.
 var safeEnv = map[string]bool{
 	"LANG": true, "LANGUAGE": true, "TZ": true, "NO_COLOR": true, "FORCE_COLOR": true,
-	"TERM": true, "CI": true, "DEBUG": true, "VERBOSE": true, "COLUMNS": true, "LINES": true,
+	"TERM": true, "CI": true, "DEBUG": true, "VERBOSE": true,
 	"RUST_BACKTRACE": true, "RUST_LOG": true, "NODE_ENV": true, "GOOS": true, "GOARCH": true,
 	"CGO_ENABLED": true, "GOMAXPROCS": true, "PYTHONUNBUFFERED": true, "PYTHONDONTWRITEBYTECODE": true,
+}
+
+// COLUMNS and LINES are not among them: zsh evaluates an assignment to
+// them, its integer parameters, as arithmetic (COLUMNS='path[$(cmd)]').
+
+// zshSpecial are lower-case names zsh gives a meaning: PATH and the other
+// search paths tied to arrays (path=(./src $path) runs ./src/ls for ls),
+// and zsh/parameter's tables, whose assignment defines functions, aliases,
+// commands' paths or options (functions=(ls 'cmd')). Hook arrays
+// (chpwd_functions, zshexit_functions...) end in _functions.
+var zshSpecial = map[string]bool{
+	"path": true, "fpath": true, "cdpath": true, "manpath": true, "module_path": true, "mailpath": true,
+	"fignore": true, "psvar": true, "watch": true, "prompt": true, "zle_highlight": true, "argv": true,
+	"aliases": true, "galiases": true, "saliases": true, "dis_aliases": true, "dis_galiases": true, "dis_saliases": true,
+	"functions": true, "functions_source": true, "dis_functions": true, "dis_functions_source": true,
+	"builtins": true, "dis_builtins": true, "commands": true, "options": true, "parameters": true,
+	"reswords": true, "dis_reswords": true, "patchars": true, "dis_patchars": true, "modules": true,
+	"nameddirs": true, "userdirs": true, "dirstack": true, "history": true, "historywords": true,
+	"jobdirs": true, "jobstates": true, "jobtexts": true, "mapfile": true, "sysparams": true,
+	"termcap": true, "terminfo": true, "keymaps": true, "widgets": true, "status": true, "pipestatus": true,
+}
+
+func isZshSpecial(name string) bool {
+	return zshSpecial[name] || strings.HasSuffix(name, "_functions")
 }
 
 func isSafeEnv(name string) bool {
@@ -799,7 +823,7 @@ func (w *walker) inertName(name string, exported bool) bool {
 			return false
 		}
 	}
-	if !lower {
+	if !lower || isZshSpecial(name) {
 		return false
 	}
 	l := strings.ToLower(name)
