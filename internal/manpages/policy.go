@@ -428,7 +428,13 @@ claude runs the user's shell when that is zsh. So an extended glob such as
 are zsh's subscript of a plain **$x[i]** (also **$#x[i]**, in double quotes
 too), whose name i is evaluated as an expression that may run code, unless
 it holds only numbers, and **$~x**, **$=x**, **$^x** and **$+x** (the value
-globbed, where a qualifier runs code, or split into words). A word starting
+globbed, where a qualifier runs code, or split into words). zsh also
+evaluates as arithmetic a numeric argument of printf (printf %d
+'path[$(cmd)]' runs cmd) and read -t's timeout, so these are unknown unless
+the values are plain numbers; and a bare assignment to one of zsh's own
+lower-case parameters (path, which is PATH, fpath, cdpath, functions,
+aliases, commands, options, the hook arrays ending in _functions...) or to
+COLUMNS or LINES is unknown. A word starting
 with an unquoted = and a name (zsh's **=rm**, the path of rm) may expand.
 Options the user's zsh sets in its start-up files (GLOB_SUBST,
 SH_WORD_SPLIT) are not known: under GLOB_SUBST a plain **$x** is globbed as
