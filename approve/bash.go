@@ -170,6 +170,14 @@ func (w *walker) unknown(n syntax.Node, reason string) {
 
 // script parses and walks a nested script (bash -c, eval) or the command.
 func (w *walker) script(text string, at dirSet) (dirSet, error) {
+	if strings.ContainsAny(text, "\r\x00") {
+		// The parser reads a carriage return as a blank and drops NUL
+		// bytes; bash and zsh keep both inside a word, so `ls\r#$(cmd)`
+		// is one word to them, holding a command substitution, and a
+		// comment to the parser.
+		w.parts = append(w.parts, shPart{unknown: true, reason: "a carriage return or NUL byte, which the shell reads otherwise than the parser", src: text})
+		return dirSet{unknown: true}, nil
+	}
 	p := parserPool.Get().(*syntax.Parser)
 	f, err := p.Parse(strings.NewReader(text), "")
 	parserPool.Put(p)
@@ -347,15 +355,73 @@ func (w *walker) word(word *syntax.Word, at dirSet) {
 	if word == nil {
 		return
 	}
+	if zshExpands(word.Parts) {
+		w.unknown(word, "an expansion zsh reads as code (a subscript, $~x, $=x)")
+		return
+	}
 	for _, part := range word.Parts {
 		w.wordPart(part, at)
 	}
+}
+
+// zshExpands reports text that zsh, claude's shell when it is the user's,
+// expands where bash does not, in ways that may run code: $x[i] and
+// $#x[i] (a subscript, evaluated as arithmetic: a name in it is read as
+// an expression, so i='a[$(cmd)]' runs cmd), and $~x, $=x, $^x, $+x
+// (globbing the value, where a qualifier *(e:cmd:) runs cmd; splitting
+// it; a subscript again). A subscript of literal numbers is only a number.
+func zshExpands(parts []syntax.WordPart) bool {
+	// The parser splits "$~x" into the literals "$" and "~x": read the
+	// word's literal text joined, with \x01 where a short $x ends and
+	// \x02 for any other expansion.
+	var b strings.Builder
+	for _, part := range parts {
+		switch p := part.(type) {
+		case *syntax.Lit:
+			b.WriteString(p.Value)
+		case *syntax.ParamExp:
+			if p.Short {
+				b.WriteByte(1)
+				continue
+			}
+			b.WriteByte(2)
+		default:
+			b.WriteByte(2)
+		}
+	}
+	s := b.String()
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '\\':
+			i++
+		case s[i] == '$' && i+1 < len(s) && strings.IndexByte("~=^+", s[i+1]) >= 0:
+			return true
+		case s[i] == 1 && zshSubscript(s[i+1:]):
+			return true
+		}
+	}
+	return false
+}
+
+// zshSubscript reports text right after $x (or $#, whose name follows in
+// the text) that opens a subscript holding more than numbers.
+func zshSubscript(s string) bool {
+	s = strings.TrimLeft(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+	if !strings.HasPrefix(s, "[") {
+		return false
+	}
+	end := strings.IndexByte(s, ']')
+	return end < 0 || strings.Trim(s[1:end], "0123456789,-+ ") != ""
 }
 
 func (w *walker) wordPart(part syntax.WordPart, at dirSet) {
 	switch p := part.(type) {
 	case *syntax.Lit, *syntax.SglQuoted:
 	case *syntax.DblQuoted:
+		if zshExpands(p.Parts) {
+			w.unknown(p, "an expansion zsh reads as code (a subscript, $~x, $=x)")
+			return
+		}
 		for _, q := range p.Parts {
 			w.wordPart(q, at)
 		}
@@ -490,7 +556,49 @@ func (w *walker) redirect(r *syntax.Redirect, at dirSet) {
 		return
 	}
 	w.word(r.Word, at)
-	w.word(r.Hdoc, at)
+	if r.Op != syntax.Hdoc && r.Op != syntax.DashHdoc {
+		w.word(r.Hdoc, at)
+		return
+	}
+	quoted := hdocQuoted(r)
+	if hdocMayEndEarly(r, source(w.src, r.Hdoc), quoted) {
+		w.unknown(r, "a here-document the shell may end before the parser does")
+		return
+	}
+	if !quoted { // a quoted one's text is only text
+		w.word(r.Hdoc, at)
+	}
+}
+
+// hdocMayEndEarly reports a here-document whose text holds a line the
+// shell may take for its end sooner than the parser did: a line starting
+// with the delimiter (bash ends one at "EOF)" inside $( )), or, when the
+// delimiter is unquoted, a line ending in a backslash (the shell joins it
+// to the next one before comparing: "E\" then "OF" is "EOF").
+func hdocMayEndEarly(r *syntax.Redirect, body string, quoted bool) bool {
+	if r.Hdoc == nil {
+		return false
+	}
+	delim := wordOf(r.Word)
+	if delim.uncertain() {
+		return true
+	}
+	lines := strings.Split(strings.TrimSuffix(body, "\n"), "\n")
+	if last := lines[len(lines)-1]; last == delim.text || r.Op == syntax.DashHdoc && strings.TrimLeft(last, "\t") == delim.text {
+		lines = lines[:len(lines)-1] // the line that ends it
+	}
+	for _, line := range lines {
+		if !quoted && strings.HasSuffix(line, `\`) {
+			return true
+		}
+		if r.Op == syntax.DashHdoc {
+			line = strings.TrimLeft(line, "\t")
+		}
+		if strings.HasPrefix(line, delim.text) {
+			return true
+		}
+	}
+	return false
 }
 
 func source(cmd string, n syntax.Node) string {
@@ -655,9 +763,33 @@ func (w *walker) assign(a *syntax.Assign, at dirSet) (shWord, bool) {
 // loads or where it writes; assigning one is no effect on later commands.
 var safeEnv = map[string]bool{
 	"LANG": true, "LANGUAGE": true, "TZ": true, "NO_COLOR": true, "FORCE_COLOR": true,
-	"TERM": true, "CI": true, "DEBUG": true, "VERBOSE": true, "COLUMNS": true, "LINES": true,
+	"TERM": true, "CI": true, "DEBUG": true, "VERBOSE": true,
 	"RUST_BACKTRACE": true, "RUST_LOG": true, "NODE_ENV": true, "GOOS": true, "GOARCH": true,
 	"CGO_ENABLED": true, "GOMAXPROCS": true, "PYTHONUNBUFFERED": true, "PYTHONDONTWRITEBYTECODE": true,
+}
+
+// COLUMNS and LINES are not among them: zsh evaluates an assignment to
+// them, its integer parameters, as arithmetic (COLUMNS='path[$(cmd)]').
+
+// zshSpecial are lower-case names zsh gives a meaning: PATH and the other
+// search paths tied to arrays (path=(./src $path) runs ./src/ls for ls),
+// and zsh/parameter's tables, whose assignment defines functions, aliases,
+// commands' paths or options (functions=(ls 'cmd')). Hook arrays
+// (chpwd_functions, zshexit_functions...) end in _functions.
+var zshSpecial = map[string]bool{
+	"path": true, "fpath": true, "cdpath": true, "manpath": true, "module_path": true, "mailpath": true,
+	"fignore": true, "psvar": true, "watch": true, "prompt": true, "zle_highlight": true, "argv": true,
+	"aliases": true, "galiases": true, "saliases": true, "dis_aliases": true, "dis_galiases": true, "dis_saliases": true,
+	"functions": true, "functions_source": true, "dis_functions": true, "dis_functions_source": true,
+	"builtins": true, "dis_builtins": true, "commands": true, "options": true, "parameters": true,
+	"reswords": true, "dis_reswords": true, "patchars": true, "dis_patchars": true, "modules": true,
+	"nameddirs": true, "userdirs": true, "dirstack": true, "history": true, "historywords": true,
+	"jobdirs": true, "jobstates": true, "jobtexts": true, "mapfile": true, "sysparams": true,
+	"termcap": true, "terminfo": true, "keymaps": true, "widgets": true, "status": true, "pipestatus": true,
+}
+
+func isZshSpecial(name string) bool {
+	return zshSpecial[name] || strings.HasSuffix(name, "_functions")
 }
 
 func isSafeEnv(name string) bool {
@@ -691,7 +823,7 @@ func (w *walker) inertName(name string, exported bool) bool {
 			return false
 		}
 	}
-	if !lower {
+	if !lower || isZshSpecial(name) {
 		return false
 	}
 	l := strings.ToLower(name)
@@ -849,6 +981,9 @@ func (w *walker) builtin(words []shWord, at dirSet, wrapped bool) builtinResult 
 		if why := printfAssigns(args); why != "" {
 			return builtinResult{reason: why}
 		}
+		if printfMath(args) {
+			return builtinResult{reason: "zsh's printf evaluates a numeric argument as arithmetic, which may run code"}
+		}
 	case "test", "[":
 		for _, a := range args {
 			if a.uncertain() || a.text == "-v" || a.text == "-R" {
@@ -925,6 +1060,82 @@ func printfAssigns(args []shWord) string {
 	return ""
 }
 
+// printfMath reports a printf whose numeric conversions (%d, %x, %f, a *
+// width...) take an argument that is not a number: zsh's printf evaluates
+// it as arithmetic, where path[$(cmd)] runs cmd and a name is read as an
+// expression. An unknown format puts every argument there.
+func printfMath(args []shWord) bool {
+	i := 0
+	for i < len(args) && args[i].text != "--" && strings.HasPrefix(args[i].text, "-") && !args[i].uncertain() {
+		i++
+	}
+	if i < len(args) && args[i].text == "--" {
+		i++
+	}
+	if i+1 >= len(args) {
+		return false
+	}
+	numeric, ok := printfSlots(args[i])
+	for k, a := range args[i+1:] {
+		if (!ok || len(numeric) > 0 && numeric[k%len(numeric)]) && !numberLit(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// printfSlots lists a format's conversions in order, true where one takes
+// a number; ok is false when the format cannot be read.
+func printfSlots(f shWord) (numeric []bool, ok bool) {
+	if f.uncertain() {
+		return nil, false
+	}
+	s := f.text
+	for i := 0; i < len(s); i++ {
+		if s[i] != '%' {
+			continue
+		}
+		i++
+		for i < len(s) && strings.IndexByte("-+ #0'123456789.*$", s[i]) >= 0 {
+			switch s[i] {
+			case '*':
+				numeric = append(numeric, true)
+			case '$':
+				return nil, false // %1$d: arguments by position
+			}
+			i++
+		}
+		if i >= len(s) {
+			return nil, false
+		}
+		switch s[i] {
+		case '%':
+		case 's', 'b', 'q', 'c':
+			numeric = append(numeric, false)
+		default:
+			numeric = append(numeric, true)
+		}
+	}
+	return numeric, true
+}
+
+// numberLit reports a word that is a plain decimal, hex or floating number.
+func numberLit(w shWord) bool {
+	if w.uncertain() {
+		return false
+	}
+	t := strings.TrimLeft(w.text, "+-")
+	if h, ok := strings.CutPrefix(strings.ToLower(t), "0x"); ok {
+		return h != "" && strings.Trim(h, "0123456789abcdef") == ""
+	}
+	mant, exp, hasExp := strings.Cut(strings.ToLower(t), "e")
+	if hasExp && !isDigits(strings.TrimLeft(exp, "+-")) {
+		return false
+	}
+	ip, fp, _ := strings.Cut(mant, ".")
+	return ip+fp != "" && (ip == "" || isDigits(ip)) && (fp == "" || isDigits(fp))
+}
+
 // safeSet accepts set -e/-u/-x/-o pipefail and set -- (positional
 // parameters).
 func safeSet(args []shWord) bool {
@@ -968,8 +1179,15 @@ func (w *walker) readBuiltin(args []shWord, at dirSet) builtinResult {
 		if strings.HasPrefix(t, "-") && len(t) > 1 {
 			switch t {
 			case "-r", "-s", "-e", "-rs", "-sr", "-er", "-re":
-			case "-d", "-n", "-N", "-p", "-t", "-u":
+			case "-d", "-p":
 				i++
+			case "-n", "-N", "-t", "-u":
+				// zsh evaluates read -t's timeout (and may the
+				// others) as arithmetic: only a number is inert.
+				i++
+				if i >= len(args) || !numberLit(args[i]) {
+					return builtinResult{reason: "read " + t + " with a value that is not a number (zsh evaluates it as arithmetic)"}
+				}
 			case "-a":
 				i++
 				if i >= len(args) || args[i].uncertain() || !w.inertName(args[i].text, false) {
@@ -1153,20 +1371,7 @@ func hdocText(r *syntax.Redirect) (string, bool) {
 	if r.Hdoc == nil {
 		return "", true
 	}
-	quoted := r.Word != nil && len(r.Word.Parts) > 0
-	if quoted {
-		quoted = false
-		for _, p := range r.Word.Parts {
-			switch p := p.(type) {
-			case *syntax.SglQuoted, *syntax.DblQuoted:
-				quoted = true
-			case *syntax.Lit:
-				if strings.Contains(p.Value, `\`) {
-					quoted = true
-				}
-			}
-		}
-	}
+	quoted := hdocQuoted(r)
 	var b strings.Builder
 	for _, p := range r.Hdoc.Parts {
 		l, ok := p.(*syntax.Lit)
@@ -1189,6 +1394,25 @@ func hdocText(r *syntax.Redirect) (string, bool) {
 		}
 	}
 	return b.String(), true
+}
+
+// hdocQuoted reports a here-document whose delimiter is quoted: its text
+// is taken as written, with no expansion.
+func hdocQuoted(r *syntax.Redirect) bool {
+	if r.Word == nil {
+		return false
+	}
+	for _, p := range r.Word.Parts {
+		switch p := p.(type) {
+		case *syntax.SglQuoted, *syntax.DblQuoted:
+			return true
+		case *syntax.Lit:
+			if strings.Contains(p.Value, `\`) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // zshEquals reports a word that zsh expands as =cmd (the path of cmd):

@@ -20,6 +20,9 @@ const (
 	optChdir   = 'c' // a directory the inner command runs in
 	optUnknown = 'u' // makes the command unreadable (a shell string, a pid)
 	optLookup  = 'l' // runs nothing (command -v)
+	// optPipe: a file, or, starting with | or !, a command that gets the
+	// output (strace -o '|cmd').
+	optPipe = 'p'
 )
 
 type wrapperSpec struct {
@@ -72,7 +75,8 @@ var wrappers = map[string]wrapperSpec{
 		"v:-T -P -D --sched-runtime --sched-period --sched-deadline", "u:-m -p --max --pid")},
 	"strace": {opts: opts(
 		"n:-f -ff -F -c -C -q -qq -qqq -t -tt -ttt -T -v -y -yy -k -r -x -xx -w -Z -z -i -n -d -D -DD -DDD --follow-forks --summary-only --summary",
-		"v:-e -s -a -O -S -P -I -X -b -o --string-limit --columns --trace --signal --status --trace-path --output",
+		"v:-e -s -a -O -S -P -I -X -b --string-limit --columns --trace --signal --status --trace-path",
+		"p:-o --output",
 		"G:-E -u --env --user",
 		"u:-p --attach")},
 	"watch":       {}, // read by watchCommand
@@ -241,7 +245,19 @@ func (st *wrapStep) apply(kind byte, opt string) bool {
 }
 
 func takesValue(kind byte) bool {
-	return kind == optValue || kind == optGuardV || kind == optChdir
+	return kind == optValue || kind == optGuardV || kind == optChdir || kind == optPipe
+}
+
+// value checks an option's value: one that may name a command to run
+// (optPipe) must be a file known before run time.
+func (st *wrapStep) value(kind byte, opt string, v shWord) bool {
+	if kind != optPipe {
+		return true
+	}
+	if v.uncertain() || strings.HasPrefix(v.text, "|") || strings.HasPrefix(v.text, "!") {
+		return st.fail("option " + opt + " may pipe to a command")
+	}
+	return true
 }
 
 // read parses a wrapper's options and returns the command it runs.
@@ -324,14 +340,20 @@ func (spec wrapperSpec) options(st *wrapStep, words []shWord) (int, bool) {
 
 // long reads --opt or --opt=value; i is the word after it.
 func (spec wrapperSpec) long(st *wrapStep, t string, words []shWord, i int) (int, bool) {
-	opt, _, hasVal := strings.Cut(t, "=")
+	opt, val, hasVal := strings.Cut(t, "=")
 	kind, ok := spec.opts[opt]
 	if !ok {
 		return 0, st.fail("option " + opt + " is not modelled")
 	}
+	if takesValue(kind) && hasVal && !st.value(kind, opt, shWord{text: val}) {
+		return 0, false
+	}
 	if takesValue(kind) && !hasVal {
 		if i >= len(words) {
 			return 0, st.fail("option " + opt + " without its value")
+		}
+		if !st.value(kind, opt, words[i]) {
+			return 0, false
 		}
 		i++
 	} else if hasVal && !takesValue(kind) && opt != "--preserve-env" {
@@ -361,7 +383,12 @@ func (spec wrapperSpec) short(st *wrapStep, t string, words []shWord, i int) (in
 			if i >= len(words) {
 				return 0, st.fail("option " + opt + " without its value")
 			}
+			if !st.value(kind, opt, words[i]) {
+				return 0, false
+			}
 			i++
+		} else if !st.value(kind, opt, shWord{text: t[j+1:]}) {
+			return 0, false
 		}
 		break
 	}

@@ -6,6 +6,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"unicode"
 )
 
 // pathPattern is a gitignore-style glob from a Read/Edit/Write rule.
@@ -106,7 +107,7 @@ type reading struct {
 // resolveTargetFrom resolves p against base; the readings are anchored at
 // anchor (the session's directory, where relative path rules start).
 func resolveTargetFrom(p, base, anchor, home string) target {
-	if p == "" || strings.ContainsRune(p, 0) || base == "" && !filepath.IsAbs(p) {
+	if p == "" || strings.ContainsRune(p, 0) || base == "" && !filepath.IsAbs(p) || edgeSpace(p) {
 		return target{unknown: true}
 	}
 	var t target
@@ -144,6 +145,14 @@ func resolveTargetFrom(p, base, anchor, home string) target {
 		}
 	}
 	return t
+}
+
+// edgeSpace reports a path with white space at either end. claude trims
+// a file tool's path (JavaScript's trim) before it opens it, so " /etc/x"
+// is /etc/x to the tool, while read as written it is a name in the
+// working directory; and ".env " is .env. Such a path is unknown.
+func edgeSpace(p string) bool {
+	return strings.TrimFunc(p, func(r rune) bool { return unicode.IsSpace(r) || r == '\uFEFF' }) != p
 }
 
 // processPath reports a path under /proc or /dev/fd: its links (cwd,

@@ -37,8 +37,8 @@ Protocol version: **` + ProtocolVersion + `** (semver).
 # TRANSPORT AND AUTHENTICATION
 
 The same framing travels over a Unix socket (one JSON message per line, mode
-0600, default $AGENTJQ_HOME/daemon.sock), a WebSocket (one message per text
-frame, ws://127.0.0.1:PORT/ws) and, with **--stdio**, stdin and stdout (one client,
+0600, default $AGENTJQ_HOME/daemon.sock), a WebSocket (one message per frame, text or binary, answered in text
+frames; ws://127.0.0.1:PORT/ws) and, with **--stdio**, stdin and stdout (one client,
 no token; when stdin ends, every request written before the end is answered,
 for at most six grace periods, before the daemon shuts down). At start the daemon writes $AGENTJQ_HOME/daemon.json (0600: pid, port,
 url, socket, versions, tokenFile) and the token file (0600, 256 random bits). A

@@ -287,6 +287,10 @@ func (c *Conn) receive(b []byte) error {
 			id = probe.ID
 			return c.replyError(id, &Error{Code: CodeInvalidRequest, Message: "invalid request: " + err.Error()})
 		}
+		if json.Valid(b) {
+			// JSON, but not a request: an id that is an object, say.
+			return c.replyError(id, &Error{Code: CodeInvalidRequest, Message: "invalid request: " + err.Error()})
+		}
 		return c.replyError(id, &Error{Code: CodeParseError, Message: "parse error: " + err.Error()})
 	}
 	if m.JSONRPC != Version {

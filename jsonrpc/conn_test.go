@@ -154,7 +154,9 @@ func TestMalformedInput(t *testing.T) {
 		{`{not json`, "-32700", "null"},
 		{`[{"jsonrpc":"2.0","id":1,"method":"a"}]`, "-32600", "null"},
 		{`{"jsonrpc":"1.0","id":7,"method":"a"}`, "-32600", "7"},
-		{`{"jsonrpc":"2.0","id":{"x":1},"method":"a"}`, "-32700", "null"},
+		{`{"jsonrpc":"2.0","id":{"x":1},"method":"a"}`, "-32600", "null"}, // JSON, not a request
+		{`{"jsonrpc":"2.0","id":1,"method":["a"]}`, "-32600", "1"},
+		{`{"jsonrpc":"2.0","id":2,"method":"a"`, "-32700", "null"},
 		{`{"jsonrpc":"2.0","id":8}`, "-32600", "8"},
 		{`{"jsonrpc":"2.0","id":"q","method":"a"}`, "", `"q"`},
 	} {
@@ -208,31 +210,19 @@ func TestLineLimitAndEOF(t *testing.T) {
 }
 
 func TestWebSocket(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ws, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
-		}
-		c := NewConn(NewWebSocketStream(ws), Options{Handler: func(ctx context.Context, r *Request) (any, error) {
-			if r.Method == "bye" {
-				go r.Conn.CloseWithReason("too slow")
-				return nil, nil
-			}
-			var s string
-			if err := r.Conn.Call(ctx, "echo", "back", &s); err != nil {
-				return nil, err
-			}
-			return s + "!", nil
-		}})
-		c.Run(r.Context())
-	}))
-	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := dialServer(ctx, t, func(ctx context.Context, r *Request) (any, error) {
+		if r.Method == "bye" {
+			go r.Conn.CloseWithReason("too slow")
+			return nil, nil
+		}
+		var s string
+		if err := r.Conn.Call(ctx, "echo", "back", &s); err != nil {
+			return nil, err
+		}
+		return s + "!", nil
+	})
 	c := NewConn(NewWebSocketStream(ws), Options{Handler: func(ctx context.Context, r *Request) (any, error) {
 		var s string
 		r.DecodeParams(&s)
@@ -256,6 +246,47 @@ func TestWebSocket(t *testing.T) {
 	}
 	if err := c.Call(ctx, "ping", nil, nil); !errors.Is(err, ErrClosed) {
 		t.Fatalf("after close: %v", err)
+	}
+}
+
+// dialServer starts a WebSocket server whose connections h answers and
+// dials it.
+func dialServer(ctx context.Context, t *testing.T, h Handler) *websocket.Conn {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		NewConn(NewWebSocketStream(ws), Options{Handler: h}).Run(r.Context())
+	}))
+	t.Cleanup(srv.Close)
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+// TestWebSocketBinaryMessage: a binary message holding a request is read
+// as the JSON it holds and answered (in a text message), not dropped with
+// the connection.
+func TestWebSocketBinaryMessage(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ws := dialServer(ctx, t, func(ctx context.Context, r *Request) (any, error) {
+		return r.Method + " ok", nil
+	})
+	defer ws.CloseNow()
+	if err := ws.Write(ctx, websocket.MessageBinary, []byte(`{"jsonrpc":"2.0","id":"b","method":"x"}`)); err != nil {
+		t.Fatal(err)
+	}
+	typ, b, err := ws.Read(ctx)
+	if err != nil {
+		t.Fatalf("no answer to a binary message: %v", err)
+	}
+	if typ != websocket.MessageText || string(b) != `{"jsonrpc":"2.0","id":"b","result":"x ok"}` {
+		t.Fatalf("answer: %v %s", typ, b)
 	}
 }
 

@@ -104,7 +104,8 @@ func (s *LineStream) Close() error {
 	return s.closeErr
 }
 
-// WebSocketStream is one JSON message per WebSocket text message.
+// WebSocketStream is one JSON message per WebSocket message; it writes
+// text messages.
 type WebSocketStream struct {
 	c         *websocket.Conn
 	closeOnce sync.Once
@@ -119,17 +120,17 @@ func NewWebSocketStream(c *websocket.Conn) *WebSocketStream {
 	return &WebSocketStream{c: c, code: websocket.StatusNormalClosure}
 }
 
-// Read returns the next text message; binary messages are refused.
+// Read returns the next message. A binary message is read as the same
+// UTF-8 JSON a text one holds: clients that send bytes (Python's
+// websockets, a Node Buffer) send binary frames, and dropping them would
+// end the connection with nothing said.
 func (s *WebSocketStream) Read(ctx context.Context) ([]byte, error) {
-	typ, b, err := s.c.Read(ctx)
+	_, b, err := s.c.Read(ctx)
 	if err != nil {
 		if st := websocket.CloseStatus(err); st == websocket.StatusNormalClosure || st == websocket.StatusGoingAway {
 			return nil, io.EOF
 		}
 		return nil, err
-	}
-	if typ != websocket.MessageText {
-		return nil, errors.New("jsonrpc: binary WebSocket message")
 	}
 	return b, nil
 }

@@ -5,12 +5,16 @@
 // stalls that goroutine alone, never the caller: the caller waits for it
 // only with a bound (Drain, Flushed, WaitRoom with stalled).
 //
-// The bridge's outputs (stdout, stderr, the agent's stdin, a front end's
-// own client) and the recorder (its lines, its writes to the file) are its
-// users.
+// Writer is a Queue of whole lines over an io.Writer: the bridge's outputs
+// (stdout, stderr, the agent's stdin, a front end's own client) are
+// Writers; the recorder (its lines, its writes to the file) runs on Queues
+// with sinks of its own.
 package asyncq
 
 import (
+	"errors"
+	"fmt"
+	"io"
 	"sync"
 	"time"
 )
@@ -398,4 +402,140 @@ func (q *Queue[T]) Abandon() int {
 	q.signal()
 	q.freed()
 	return lost
+}
+
+// Writer is a Queue of whole lines for one stream a peer reads (agentjq's
+// stdout or stderr, the agent's stdin, a front end's events): callers
+// hand it lines and return at once, so a peer that stops reading stalls
+// the queue's goroutine alone. A line's done func, when set, is called
+// once its bytes are no longer needed (written or dropped).
+//
+// Lines are written in the order they were put. Once a write fails (the
+// reader went away) everything is dropped and Closed is closed.
+type Writer struct {
+	*Queue[func()]
+	w       io.Writer
+	opts    WriterOptions
+	scratch []byte // the queue goroutine's
+}
+
+// WriterOptions configure a Writer.
+type WriterOptions struct {
+	// Limit is the Queue's: the bytes held before WaitRoom waits (or,
+	// with Lossy, Send drops).
+	Limit int
+	// Lossy: past the limit, lines are dropped (and counted) rather than
+	// queued without bound; for a stream that must never hold anyone up
+	// (stderr). DropNote, a format taking the bytes dropped, is written
+	// in their place.
+	Lossy    bool
+	DropNote string
+	// Closer, when set, is closed once the queue has drained on End (the
+	// agent's stdin: EOF after the last line).
+	Closer io.Closer
+	// Hold, when set, is called before each batch is written and returns
+	// when it may be (or once stop is closed): a gate that holds output
+	// while a prompt is open.
+	Hold func(stop <-chan struct{})
+}
+
+// NewWriter starts a Writer over w (io.Discard when nil).
+func NewWriter(w io.Writer, opts WriterOptions) *Writer {
+	if w == nil {
+		w = io.Discard
+	}
+	q := &Writer{w: w, opts: opts}
+	q.Queue = New(Options[func()]{Limit: opts.Limit, Release: release}, q.write)
+	return q
+}
+
+func release(it Item[func()]) {
+	if it.Meta != nil {
+		it.Meta()
+	}
+}
+
+// Send queues b without waiting; it reports false when b was dropped.
+func (q *Writer) Send(b []byte, done func()) bool {
+	if q.opts.Lossy {
+		return q.Offer(done, b)
+	}
+	return q.Put(done, b)
+}
+
+var errGivenUp = errors.New("the stream was closed")
+
+// write writes one batch out. Small lines are joined into one write, so a
+// burst of events costs one system call; large ones go as they are.
+func (q *Writer) write(aq *Queue[func()], b Batch[func()]) error {
+	if b.Ended {
+		if q.opts.Closer != nil {
+			q.opts.Closer.Close()
+		}
+		return nil
+	}
+	if q.opts.Hold != nil {
+		q.opts.Hold(aq.Closed())
+		if aq.IsClosed() {
+			releaseAll(b.Items)
+			return errGivenUp
+		}
+	}
+	var err error
+	if b.Dropped > 0 && q.opts.DropNote != "" {
+		_, err = fmt.Fprintf(q.w, q.opts.DropNote, b.Dropped)
+	}
+	scratch := q.scratch[:0]
+	for i, p := range b.Items {
+		if err != nil {
+			releaseAll(b.Items[i:])
+			break
+		}
+		if len(p.B) < 32<<10 {
+			scratch = append(scratch, p.B...)
+		} else {
+			if len(scratch) > 0 {
+				err = q.writeSegments(scratch)
+				scratch = scratch[:0]
+			}
+			if err == nil {
+				err = q.writeSegments(p.B)
+			}
+		}
+		release(p)
+	}
+	if err == nil && len(scratch) > 0 {
+		err = q.writeSegments(scratch)
+	}
+	if cap(scratch) > 1<<20 {
+		scratch = nil
+	}
+	q.scratch = scratch[:0]
+	return err
+}
+
+// largeSegment is how much of a large piece one write hands the reader.
+// Progress is noted between segments, so a reader slowly taking a 32 MiB
+// line is not mistaken for one that takes nothing.
+const largeSegment = 256 << 10
+
+// writeSegments writes b a segment at a time, noting progress between them.
+func (q *Writer) writeSegments(b []byte) error {
+	for len(b) > 0 {
+		n := min(len(b), largeSegment)
+		if _, err := q.w.Write(b[:n]); err != nil {
+			return err
+		}
+		b = b[n:]
+		if len(b) > 0 {
+			q.Progress()
+		}
+	}
+	return nil
+}
+
+func releaseAll(ps []Item[func()]) {
+	for _, p := range ps {
+		release(p)
+	}
 }

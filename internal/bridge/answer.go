@@ -31,15 +31,14 @@ func (c *controls) control(ctx context.Context, typ string, line []byte) {
 	s := c.s
 	switch typ {
 	case protocol.TypeControlRequest:
-		f := protocol.Fields(line, "request_id", "request")
-		key, rawID, ok := requestKey(f[0])
+		cr, ok := protocol.ReadControlRequest(line)
 		if !ok {
 			s.warn(protocol.WarnUnanswered, "agent stdout: a control_request without a string or number request_id cannot be answered")
 			return
 		}
-		c.startAnswer(ctx, key, rawID, append([]byte(nil), f[1]...))
+		c.startAnswer(ctx, cr)
 	case protocol.TypeControlCancel:
-		key, _, _ := requestKey(protocol.Fields(line, "request_id")[0])
+		key, _, _ := protocol.RequestKey(protocol.Fields(line, "request_id")[0])
 		s.mu.Lock()
 		withdraw := c.withdraw[key]
 		s.mu.Unlock()
@@ -47,7 +46,7 @@ func (c *controls) control(ctx context.Context, typ string, line []byte) {
 			withdraw()
 		}
 	case protocol.TypeControlResp:
-		key, _, _ := requestKey(protocol.Fields(protocol.Fields(line, "response")[0], "request_id")[0])
+		key, _, _ := protocol.RequestKey(protocol.Fields(protocol.Fields(line, "response")[0], "request_id")[0])
 		s.mu.Lock()
 		if t := c.ours[key]; t != nil {
 			t.Stop()
@@ -60,15 +59,16 @@ func (c *controls) control(ctx context.Context, typ string, line []byte) {
 
 // startAnswer answers one agent request on a goroutine of its own; a
 // control_cancel_request for key cancels it.
-func (c *controls) startAnswer(ctx context.Context, key string, rawID, req json.RawMessage) {
+func (c *controls) startAnswer(ctx context.Context, cr protocol.Request) {
 	s := c.s
+	key := cr.Key
 	hctx, cancel := context.WithCancelCause(ctx)
 	s.mu.Lock()
 	c.asked[key] = true
 	c.pending[key] = func() { cancel(context.Canceled) }
 	c.withdraw[key] = func() { cancel(errWithdrawn) }
 	var turn permissionTurn
-	if sub, _ := protocol.String(protocol.Fields(req, "subtype")[0]); sub == protocol.SubCanUseTool {
+	if cr.Subtype == protocol.SubCanUseTool {
 		// Permission requests are decided one at a time, in the order they
 		// came: an approver or a person sees them in that order.
 		turn = permissionTurn{prev: c.permTail, done: make(chan struct{})}
@@ -85,7 +85,7 @@ func (c *controls) startAnswer(ctx context.Context, key string, rawID, req json.
 				}
 			}
 		}
-		c.answer(hctx, key, rawID, req)
+		c.answer(hctx, cr)
 	}()
 }
 
@@ -93,23 +93,6 @@ func (c *controls) startAnswer(ctx context.Context, key string, rawID, req json.
 type permissionTurn struct {
 	prev <-chan struct{} // closed when the request before is answered
 	done chan struct{}
-}
-
-// requestKey reads a request_id: a string or a number, which the answer
-// must echo as the same JSON value. key names it inside agentjq (a
-// string's text, a number's digits).
-func requestKey(raw []byte) (key string, rawID json.RawMessage, ok bool) {
-	if len(raw) == 0 {
-		return "", nil, false
-	}
-	if raw[0] == '"' {
-		str, ok := protocol.String(raw)
-		return str, append(json.RawMessage(nil), raw...), ok
-	}
-	if raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9') {
-		return string(raw), append(json.RawMessage(nil), raw...), json.Valid(raw)
-	}
-	return "", nil, false
 }
 
 // answered ends the request id's answer. The idle clock starts again
@@ -130,20 +113,16 @@ func (c *controls) answered(id string) {
 
 // answer handles one control request from the agent and sends exactly one
 // response, unless the agent withdrew the request first.
-func (c *controls) answer(ctx context.Context, id string, rawID json.RawMessage, request json.RawMessage) {
+func (c *controls) answer(ctx context.Context, cr protocol.Request) {
 	s := c.s
+	id, rawID, request := cr.Key, cr.ID, cr.Request
 	defer c.answered(id)
-	var head struct {
-		Subtype string `json:"subtype"`
-	}
-	_ = json.Unmarshal(request, &head)
-	switch head.Subtype {
-	case protocol.SubCanUseTool:
+	if cr.Subtype == protocol.SubCanUseTool {
 		c.canUseTool(ctx, id, rawID, request)
 		return
 	}
 	var resp []byte
-	if h := s.opts.Handlers[head.Subtype]; h != nil {
+	if h := s.opts.Handlers[cr.Subtype]; h != nil {
 		payload, err := h(ctx, id, request)
 		if err != nil {
 			resp = protocol.ErrorResponseRaw(rawID, err.Error())
@@ -151,14 +130,14 @@ func (c *controls) answer(ctx context.Context, id string, rawID json.RawMessage,
 			resp = protocol.SuccessResponseRaw(rawID, payload)
 		}
 	} else {
-		msg := protocol.UnsupportedMessage(head.Subtype)
-		switch head.Subtype {
+		msg := protocol.UnsupportedMessage(cr.Subtype)
+		switch cr.Subtype {
 		case protocol.SubHookCallback:
 			msg = "agentjq: no hook is registered for this callback"
 		case protocol.SubMCPMessage:
 			msg = "agentjq: no MCP server of that name is hosted by this session"
 		default:
-			s.warn(protocol.WarnUnanswered, fmt.Sprintf("answered unknown control request subtype %q with an error", head.Subtype))
+			s.warn(protocol.WarnUnanswered, fmt.Sprintf("answered unknown control request subtype %q with an error", cr.Subtype))
 		}
 		resp = protocol.ErrorResponseRaw(rawID, msg)
 	}

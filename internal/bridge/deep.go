@@ -44,7 +44,7 @@ func (s *session) tooDeep(ctx context.Context, n int, head protocol.Head, line [
 func (c *controls) answerTooDeep(line []byte) {
 	s := c.s
 	f := protocol.Fields(line, "request_id", "request")
-	key, rawID, ok := requestKey(f[0])
+	key, rawID, ok := protocol.RequestKey(f[0])
 	if !ok {
 		s.warn(protocol.WarnUnanswered, "agent stdout: a control_request without a string or number request_id cannot be answered")
 		return

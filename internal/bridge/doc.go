@@ -14,11 +14,12 @@
 //	  │              ├─ proxy?    forward.go  forwarder.forwardAgentLine ─→ the client
 //	  │              ├─ too deep  deep.go     tooDeep: a request in it refused unread
 //	  │              ├─ result    turns.go    result: the turn ends
-//	  │              └─ any       tap (recording) · passOut ─→ out.go ─→ our stdout
+//	  │              └─ any       tap (recording) · passOut ─→ asyncq.Writer ─→ our stdout
 //	  ▼
-//	answer.go    controls.control: control_request → startAnswer (a goroutine
-//	  │          each; can_use_tool in arrival order), cancel → withdraw,
-//	  │          response → ours; then answer, by subtype:
+//	answer.go    controls.control: control_request (protocol.ReadControlRequest)
+//	  │          → startAnswer (a goroutine each; can_use_tool in arrival
+//	  │          order), cancel → withdraw, response → ours; then answer,
+//	  │          by subtype:
 //	  ├─ hook_callback  the guard (Options.Guard) first, then the user's hooks;
 //	  │                 hookDecided records its decision
 //	  ├─ can_use_tool   canUseTool: Options.Approver.Decide, the default deny,
@@ -26,20 +27,20 @@
 //	  └─ mcp_message    Options.Handlers (cmd: mcphost)
 //	  ▼
 //	out.go       event (the decision, to stdout and the tap) ·
-//	             agentStdin.write: a queueWriter over internal/asyncq ─→ the agent's stdin
+//	             agentStdin.write: an asyncq.Writer ─→ the agent's stdin
 //
 // The walk of one Bash call a rules file allows ({"allow":["Bash(git
 // status)"]}, no hook, approver or person), from agentLine until the
 // control_response is written to the agent's stdin, as the calls run
 // (dlv trace of every project function; each function counted where it
-// is first entered): 13 files, 32 returns to a file already left.
+// is first entered): 13 files, 27 returns to a file already left.
 //
-//	pump → out → asyncq → out → pump → answer → protocol/scan → answer
-//	→ scan → answer → approve/chain → rules → protocol/control → rules
-//	→ strictjson → rules → bash → bashwrap → bash → bashwrap
-//	→ protect → bashwrap → bash → rules → rule → rules → rule → rules
-//	→ chain → answer → control → answer → out → control → out → answer
-//	→ control → answer → out → asyncq → out → asyncq → out → asyncq → out
+//	pump → asyncq → pump → answer → protocol/scan → answer → approve/chain
+//	→ rules → protocol/control → rules → strictjson → rules → bash
+//	→ bashwrap → bash → bashwrap → protect → bashwrap → bash → rules
+//	→ rule → rules → rule → rules → chain → answer → control → answer
+//	→ out → control → out → answer → control → answer → out → asyncq
+//	→ out → asyncq → out → asyncq
 //
 // In approve: chain.go asks rules.go (the RuleSet, the protected files),
 // which reads the input strictly (strictjson.go), splits the command

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentjq/agentjq/internal/asyncq"
 	"github.com/agentjq/agentjq/internal/protocol"
 	"github.com/agentjq/agentjq/internal/syncio"
 	"github.com/agentjq/agentjq/internal/testkit/fakeagent"
@@ -490,15 +491,15 @@ func TestTapFailureOfTheExitEvent(t *testing.T) {
 // reaches stdout; after the release everything does, in order.
 func TestOutputGateHoldsStdout(t *testing.T) {
 	var out syncio.Buffer
-	q := newQueueWriter(&out, outQueue)
 	g := NewOutputGate()
-	q.gate, g.flush = g, q.Flushed
-	q.put([]byte("before\n"), nil, false)
+	q := asyncq.NewWriter(&out, asyncq.WriterOptions{Limit: outQueue, Hold: g.wait})
+	g.flush = q.Flushed
+	q.Send([]byte("before\n"), nil)
 	release := g.Hold()
 	if got := out.String(); got != "before\n" {
 		t.Fatalf("Hold did not let the earlier line out first: %q", got)
 	}
-	q.put([]byte("during\n"), nil, false)
+	q.Send([]byte("during\n"), nil)
 	time.Sleep(100 * time.Millisecond)
 	if got := out.String(); got != "before\n" {
 		t.Fatalf("a line got past the held gate: %q", got)
@@ -517,10 +518,10 @@ func TestOutputGateHoldsStdout(t *testing.T) {
 // hold drain beyond its deadline, and what was lost is counted.
 func TestStalledWriterIsAbandoned(t *testing.T) {
 	w := newStalledWriter(t)
-	q := newQueueWriter(w, outQueue)
-	q.put([]byte("first\n"), nil, false)
+	q := asyncq.NewWriter(w, asyncq.WriterOptions{Limit: outQueue})
+	q.Send([]byte("first\n"), nil)
 	<-w.stuck
-	q.put([]byte("second\n"), nil, false)
+	q.Send([]byte("second\n"), nil)
 	start := time.Now()
 	lost := q.Drain(200*time.Millisecond, 300*time.Millisecond)
 	if d := time.Since(start); d > time.Second {
@@ -529,7 +530,7 @@ func TestStalledWriterIsAbandoned(t *testing.T) {
 	if lost == 0 {
 		t.Error("no bytes reported lost")
 	}
-	if q.put([]byte("late\n"), nil, true) {
+	if q.Send([]byte("late\n"), nil) {
 		t.Error("a put after abandon was taken")
 	}
 }
@@ -561,10 +562,10 @@ func (r *slowReader) Write(p []byte) (int, error) {
 // pipe of a loaded CI machine once looked stalled for a whole grace.)
 func TestSlowReaderGetsALongLine(t *testing.T) {
 	r := &slowReader{pause: 10 * time.Millisecond}
-	q := newQueueWriter(r, outQueue)
+	q := asyncq.NewWriter(r, asyncq.WriterOptions{Limit: outQueue})
 	line := bytes.Repeat([]byte("a"), 4<<20) // 64 writes of 64 KiB: 0.64 s at least
-	q.put(line, nil, false)
-	q.put([]byte("\n"), nil, false)
+	q.Send(line, nil)
+	q.Send([]byte("\n"), nil)
 	time.Sleep(400 * time.Millisecond)
 	if d := q.StalledFor(); d >= 300*time.Millisecond {
 		t.Errorf("a reader taking 64 KiB every 10 ms looks stalled for %s", d)
@@ -594,8 +595,8 @@ func (tricklingReader) Write(p []byte) (int, error) {
 // so a reader that takes a byte now and then cannot hold drain open: it is
 // given up after the stall bound, like one that takes nothing.
 func TestTricklingReaderIsAbandoned(t *testing.T) {
-	q := newQueueWriter(tricklingReader{}, outQueue)
-	q.put(bytes.Repeat([]byte("a"), 4<<10), nil, false) // 40 s at its pace
+	q := asyncq.NewWriter(tricklingReader{}, asyncq.WriterOptions{Limit: outQueue})
+	q.Send(bytes.Repeat([]byte("a"), 4<<10), nil) // 40 s at its pace
 	start := time.Now()
 	lost := q.Drain(100*time.Millisecond, 300*time.Millisecond)
 	if d := time.Since(start); d > 2*time.Second {

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentjq/agentjq/internal/asyncq"
 	"github.com/agentjq/agentjq/internal/protocol"
 )
 
@@ -52,7 +53,7 @@ type forwarder struct {
 	own []byte
 	// events writes Forward.Events; lossy, so that an events reader that
 	// stops never holds the session up.
-	events *queueWriter
+	events *asyncq.Writer
 
 	mu        sync.Mutex
 	sawClient bool // the client's first line has come
@@ -83,8 +84,7 @@ func newForwarder(opts *Options) *forwarder {
 	f := &forwarder{opts: *opts.Forward, atClient: map[string]*atClient{}, closed: map[string]bool{},
 		byAgentjq: map[string]bool{}, ids: InitIDs{Hooks: map[string]string{}, Servers: map[string]string{}}}
 	if f.opts.Events != nil {
-		f.events = newQueueWriter(f.opts.Events, 1<<20)
-		f.events.lossy = true
+		f.events = asyncq.NewWriter(f.opts.Events, asyncq.WriterOptions{Limit: 1 << 20, Lossy: true, DropNote: dropNote})
 	}
 	if opts.Init != nil {
 		b, err := json.Marshal(opts.Init)
@@ -125,7 +125,7 @@ func (f *forwarder) tap(s *session, dir protocol.Direction, party protocol.Party
 func (f *forwarder) event(s *session, party protocol.Party, b []byte) {
 	f.tap(s, protocol.DirEvent, party, b, 0)
 	if f.events != nil {
-		f.events.put(append(b[:len(b):len(b)], '\n'), nil, false)
+		f.events.Send(append(b[:len(b):len(b)], '\n'), nil)
 	}
 }
 
@@ -261,7 +261,7 @@ func controlRequestRaw(rawID, request json.RawMessage) []byte {
 
 // clientAnswer passes on the client's answer to an agent request, once.
 func (f *forwarder) clientAnswer(response, line []byte) {
-	id, _, ok := requestKey(protocol.Fields(response, "request_id")[0])
+	id, _, ok := protocol.RequestKey(protocol.Fields(response, "request_id")[0])
 	if !ok {
 		f.proxyWarn(protocol.WarnBadInput, "dropped a control_response of the client's without a string or number request_id")
 		return
@@ -413,7 +413,7 @@ func (f *forwarder) forwardAgentLine(ctx context.Context, kind lineKind, head pr
 	}
 	switch typ {
 	case protocol.TypeControlResp:
-		key, _, _ := requestKey(protocol.Fields(protocol.Fields(line, "response")[0], "request_id")[0])
+		key, _, _ := protocol.RequestKey(protocol.Fields(protocol.Fields(line, "response")[0], "request_id")[0])
 		s.mu.Lock()
 		_, ours := s.ctl.ours[key]
 		s.mu.Unlock()
@@ -423,7 +423,7 @@ func (f *forwarder) forwardAgentLine(ctx context.Context, kind lineKind, head pr
 			return true
 		}
 	case protocol.TypeControlCancel:
-		key, _, _ := requestKey(protocol.Fields(line, "request_id")[0])
+		key, _, _ := protocol.RequestKey(protocol.Fields(line, "request_id")[0])
 		s.mu.Lock()
 		held := s.ctl.withdraw[key] != nil
 		s.mu.Unlock()
@@ -467,14 +467,12 @@ func (f *forwarder) forwardAgentLine(ctx context.Context, kind lineKind, head pr
 // registers as the client's and reports false.
 func (f *forwarder) holdRequest(ctx context.Context, line []byte) bool {
 	s := f.s
-	fields := protocol.Fields(line, "request_id", "request")
-	key, rawID, ok := requestKey(fields[0])
+	cr, ok := protocol.ReadControlRequest(line)
 	if !ok {
 		// Nobody can answer it; the client sees it as the agent wrote it.
 		return false
 	}
-	request := fields[1]
-	sub, _ := protocol.String(protocol.Fields(request, "subtype")[0])
+	key, rawID, request, sub := cr.Key, cr.ID, cr.Request, cr.Subtype
 	p := &atClient{subtype: sub, start: time.Now(), raw: rawID}
 	switch sub {
 	case protocol.SubCanUseTool:
@@ -524,7 +522,8 @@ func (f *forwarder) holdRequest(ctx context.Context, line []byte) bool {
 			}
 			f.tap(s, protocol.DirOut, protocol.PartyAgentjq, line, 0)
 			f.markAgentjqs(key)
-			s.ctl.startAnswer(ctx, key, rawID, request)
+			cr.Request = request
+			s.ctl.startAnswer(ctx, cr)
 			return true
 		}
 	}

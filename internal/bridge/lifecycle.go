@@ -7,6 +7,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/agentjq/agentjq/internal/asyncq"
 )
 
 // The lifecycle every front end shares.
@@ -182,7 +184,7 @@ func WaitBounded(done <-chan struct{}, d time.Duration) bool {
 // later one. Close writes out what is queued, as long as the client keeps
 // reading, and abandons it after a grace without progress.
 type PeerWriter struct {
-	q     *queueWriter
+	q     *asyncq.Writer
 	grace time.Duration
 }
 
@@ -194,7 +196,7 @@ func NewPeerWriter(w io.Writer, grace time.Duration) *PeerWriter {
 	if grace <= 0 {
 		grace = 5 * time.Second
 	}
-	return &PeerWriter{q: newQueueWriter(w, peerQueue), grace: grace}
+	return &PeerWriter{q: asyncq.NewWriter(w, asyncq.WriterOptions{Limit: peerQueue}), grace: grace}
 }
 
 // Write queues a copy of b.

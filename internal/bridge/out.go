@@ -2,8 +2,6 @@ package bridge
 
 import (
 	"errors"
-	"fmt"
-	"io"
 	"os"
 	"sync"
 
@@ -11,146 +9,15 @@ import (
 	"github.com/agentjq/agentjq/internal/protocol"
 )
 
-// queueWriter owns one stream a peer reads (agentjq's stdout or stderr,
-// the agent's stdin): an asyncq.Queue whose goroutine writes the lines.
-// Callers hand it whole lines and return at once, so a peer that stops
-// reading stalls that goroutine alone, never the session's control loop,
-// its timers or its signals: the shutdown path only ever waits for it with
-// a deadline. A line's Meta, when set, is called once its bytes are no
-// longer needed (written or dropped).
-//
-// Lines are written in the order they were put. Once a write fails (the
-// reader went away) everything is dropped and Closed is closed.
-type queueWriter struct {
-	*asyncq.Queue[func()]
-	w io.Writer
-	// lossy: past the limit, lines are dropped (and counted) rather than
-	// queued without bound; for stderr, which must never hold anyone up.
-	lossy bool
-	// closer, when set, is closed once the queue has drained on end (the
-	// agent's stdin: EOF after the last line).
-	closer io.Closer
-	// gate, when set, holds the writes while a prompt is open.
-	gate    *OutputGate
-	scratch []byte // the writer goroutine's
-}
+// dropNote says what a lossy stream dropped.
+const dropNote = "agentjq: %d bytes of stderr dropped: stderr is not being read\n"
 
-func newQueueWriter(w io.Writer, limit int) *queueWriter {
-	if w == nil {
-		w = io.Discard
-	}
-	q := &queueWriter{w: w}
-	q.Queue = asyncq.New(asyncq.Options[func()]{Limit: limit, Release: release}, q.write)
-	return q
-}
-
-func release(it asyncq.Item[func()]) {
-	if it.Meta != nil {
-		it.Meta()
-	}
-}
-
-// put queues b. With wait, it first holds the caller back while the queue
-// is over its limit (backpressure for the data path), unless the stream
-// closes or is abandoned. It reports false when b was dropped.
-func (q *queueWriter) put(b []byte, done func(), wait bool) bool {
-	if wait && !q.WaitRoom(len(b), 0, nil) {
-		release(asyncq.Item[func()]{Meta: done})
-		return false
-	}
-	return q.putNow(b, done)
-}
-
-func (q *queueWriter) putNow(b []byte, done func()) bool {
-	if q.lossy {
-		return q.Offer(done, b)
-	}
-	return q.Put(done, b)
-}
-
-var errGivenUp = errors.New("the stream was closed")
-
-// write writes one batch out. Small lines are joined into one write, so a
-// burst of events costs one system call; large ones go as they are.
-func (q *queueWriter) write(aq *asyncq.Queue[func()], b asyncq.Batch[func()]) error {
-	if b.Ended {
-		if q.closer != nil {
-			q.closer.Close()
-		}
-		return nil
-	}
-	if q.gate != nil {
-		q.gate.wait(aq.Closed())
-		if aq.IsClosed() {
-			releaseAll(b.Items)
-			return errGivenUp
-		}
-	}
-	var err error
-	if b.Dropped > 0 {
-		_, err = fmt.Fprintf(q.w, "agentjq: %d bytes of stderr dropped: stderr is not being read\n", b.Dropped)
-	}
-	scratch := q.scratch[:0]
-	for i, p := range b.Items {
-		if err != nil {
-			releaseAll(b.Items[i:])
-			break
-		}
-		if len(p.B) < 32<<10 {
-			scratch = append(scratch, p.B...)
-		} else {
-			if len(scratch) > 0 {
-				err = q.writeSegments(aq, scratch)
-				scratch = scratch[:0]
-			}
-			if err == nil {
-				err = q.writeSegments(aq, p.B)
-			}
-		}
-		release(p)
-	}
-	if err == nil && len(scratch) > 0 {
-		err = q.writeSegments(aq, scratch)
-	}
-	if cap(scratch) > 1<<20 {
-		scratch = nil
-	}
-	q.scratch = scratch[:0]
-	return err
-}
-
-// largeSegment is how much of a large piece one write hands the reader.
-// Progress is noted between segments, so a reader slowly taking a 32 MiB
-// line is not mistaken for one that takes nothing.
-const largeSegment = 256 << 10
-
-// writeSegments writes b a segment at a time, noting progress between them.
-func (q *queueWriter) writeSegments(aq *asyncq.Queue[func()], b []byte) error {
-	for len(b) > 0 {
-		n := min(len(b), largeSegment)
-		if _, err := q.w.Write(b[:n]); err != nil {
-			return err
-		}
-		b = b[n:]
-		if len(b) > 0 {
-			aq.Progress()
-		}
-	}
-	return nil
-}
-
-func releaseAll(ps []asyncq.Item[func()]) {
-	for _, p := range ps {
-		release(p)
-	}
-}
-
-// lineWriter is an io.Writer over a lossy queueWriter: each Write is
+// lineWriter is an io.Writer over a lossy asyncq.Writer: each Write is
 // queued as its own copy, never blocking the writer.
-type lineWriter struct{ q *queueWriter }
+type lineWriter struct{ q *asyncq.Writer }
 
 func (l lineWriter) Write(p []byte) (int, error) {
-	l.q.put(append([]byte(nil), p...), nil, false)
+	l.q.Send(append([]byte(nil), p...), nil)
 	return len(p), nil
 }
 
@@ -184,7 +51,7 @@ func (t *tail) String() string {
 // and a lock that keeps the tap's order of lines that of the queue.
 type agentStdin struct {
 	mu   sync.Mutex
-	q    *queueWriter
+	q    *asyncq.Writer
 	file *os.File
 	tap  func(party protocol.Party, line []byte)
 }
@@ -205,9 +72,10 @@ func (in *agentStdin) writeLocked(party protocol.Party, line []byte) error {
 	if in.q.Stopped() {
 		return errors.New("the agent's stdin is closed")
 	}
+	// Tapped before it is queued: the agent's reply can come no sooner.
 	in.tap(party, line)
 	buf := make([]byte, 0, len(line)+1)
-	if !in.q.put(append(append(buf, line...), '\n'), nil, false) {
+	if !in.q.Send(append(append(buf, line...), '\n'), nil) {
 		return errors.New("the agent's stdin is closed")
 	}
 	return nil
@@ -257,7 +125,7 @@ func (s *session) event(v any) {
 
 // outLine queues one line of agentjq's own for stdout; it never blocks.
 func (s *session) outLine(b []byte) {
-	s.out.put(append(b[:len(b):len(b)], '\n'), nil, false)
+	s.out.Send(append(b[:len(b):len(b)], '\n'), nil)
 }
 
 func (s *session) warn(code, msg string) { s.warnLine(code, msg, 0) }

@@ -168,7 +168,7 @@ func (s *session) readAgentStdout(ctx context.Context, w *pumpWatch) {
 		// room for this chunk.
 		s.out.WaitRoom(len(buf), 0, nil)
 		lineNo = s.passChunk(ctx, buf, lineNo)
-		s.out.putNow(nil, func() { putChunk(buf) })
+		s.out.Send(nil, func() { putChunk(buf) })
 	}
 }
 
@@ -248,7 +248,7 @@ func (s *session) passChunk(ctx context.Context, buf []byte, n int) int {
 				if events, stop := s.watchLine(li.head, line); len(events) > 0 || stop != "" {
 					// Its events go out ahead of it: end the run here.
 					if runStart >= 0 {
-						s.out.putNow(buf[runStart:li.start], nil)
+						s.out.Send(buf[runStart:li.start], nil)
 						runStart = -1
 					}
 					s.watched(events, stop)
@@ -260,7 +260,7 @@ func (s *session) passChunk(ctx context.Context, buf []byte, n int) int {
 			}
 		} else {
 			if runStart >= 0 {
-				s.out.putNow(buf[runStart:li.start], nil)
+				s.out.Send(buf[runStart:li.start], nil)
 				runStart = -1
 			}
 			s.agentLine(ctx, n, li.kind, li.head, line, buf[li.start:li.next])
@@ -284,9 +284,9 @@ func (s *session) tap(dir protocol.Direction, line []byte, known protocol.Known)
 // passOut queues whole lines of agent output; the stream's last line may
 // come without its newline and gets one.
 func (s *session) passOut(b []byte) {
-	s.out.putNow(b, nil)
+	s.out.Send(b, nil)
 	if len(b) > 0 && b[len(b)-1] != '\n' {
-		s.out.putNow([]byte{'\n'}, nil)
+		s.out.Send([]byte{'\n'}, nil)
 	}
 }
 

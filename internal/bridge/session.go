@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentjq/agentjq/internal/asyncq"
 	"github.com/agentjq/agentjq/internal/proc"
 	"github.com/agentjq/agentjq/internal/protocol"
 )
@@ -147,9 +148,9 @@ type session struct {
 	// stopped is the reason Watch gave for ending the session.
 	stopped atomic.Pointer[string]
 
-	stdin agentStdin   // the agent's stdin (out.go)
-	out   *queueWriter // our stdout
-	errq  *queueWriter // our stderr (lossy: never holds anyone up)
+	stdin agentStdin     // the agent's stdin (out.go)
+	out   *asyncq.Writer // our stdout
+	errq  *asyncq.Writer // our stderr (lossy: never holds anyone up)
 
 	// mu guards the session's state, turns' and ctl's too.
 	mu         sync.Mutex
@@ -192,12 +193,11 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	}
 	// Several goroutines report on stderr, each write a whole line; none
 	// of them may block on it.
-	errq := newQueueWriter(opts.Stderr, 1<<20)
-	errq.lossy = true
+	errq := asyncq.NewWriter(opts.Stderr, asyncq.WriterOptions{Limit: 1 << 20, Lossy: true, DropNote: dropNote})
 	opts.Stderr = lineWriter{errq}
 	s := &session{
 		opts:    opts,
-		out:     newQueueWriter(opts.Stdout, outQueue),
+		out:     asyncq.NewWriter(opts.Stdout, asyncq.WriterOptions{Limit: outQueue, Hold: opts.Gate.wait}),
 		errq:    errq,
 		changed: make(chan struct{}, 1),
 		turns:   turnBook{queuedHint: -1, addedIDs: map[string]bool{}, background: map[string]bool{}},
@@ -209,7 +209,6 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	s.turns.mu, s.turns.notify, s.ctl.s = &s.mu, s.notify, s
 	s.stdin.tap = s.tapIn
 	if opts.Gate != nil {
-		s.out.gate = opts.Gate
 		opts.Gate.mu.Lock()
 		opts.Gate.flush = s.out.Flushed
 		opts.Gate.mu.Unlock()
@@ -266,8 +265,7 @@ func (s *session) run(ctx context.Context) (Report, error) {
 	stderrW.Close()
 	s.cmd, s.pid, s.stdin.file = cmd, cmd.Pid(), stdinW
 	// Answers and turns queue here; only the input reader waits for room.
-	s.stdin.q = newQueueWriter(stdinW, 1<<20)
-	s.stdin.q.closer = stdinW
+	s.stdin.q = asyncq.NewWriter(stdinW, asyncq.WriterOptions{Limit: 1 << 20, Closer: stdinW})
 	s.lastOutput = time.Now()
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -670,7 +668,7 @@ func (s *session) inputLine(n int, line []byte) {
 	if env.Type == protocol.TypeControlResp {
 		// agentjq answers every request the agent sends; a second answer
 		// from the client would reach the agent as a duplicate.
-		key, _, ok := requestKey(protocol.Fields(env.Response, "request_id")[0])
+		key, _, ok := protocol.RequestKey(protocol.Fields(env.Response, "request_id")[0])
 		s.mu.Lock()
 		dup := ok && s.ctl.asked[key]
 		s.mu.Unlock()

@@ -35,9 +35,12 @@ respellings of a deny or ask rule (option clusters in any order,
 --opt=value, abbreviations). A Bash deny rule is **not** a boundary against
 a program you allow that runs arbitrary code: under Bash(python3:*),
 Bash(node:*), Bash(make:*) or Bash(npm run:*), a script can do anything the
-sandbox lets it, deny rules or not. Code given inline (git -c, an
-interpreter's -c or -e) meets every Bash deny rule, so such a policy does
-not allow it.
+sandbox lets it, deny rules or not. Nor is an allow rule a boundary
+against what a program you allow reads from the project: Bash(npm test),
+Bash(make test) or Bash(go test:*) beside Edit(./**) run whatever the agent
+wrote into package.json, the Makefile or a test, inside the sandbox. Code
+given inline (git -c, an interpreter's -c or -e) meets every Bash deny
+rule, so such a policy does not allow it.
 
 **The file tools are checked by path rules.** Read, Edit, Write,
 MultiEdit, NotebookEdit, Glob and Grep run inside claude, outside the
@@ -279,8 +282,11 @@ error. A key "//" holds a comment.
     form); **git *** a lone star is any words; **\*.sh** a star inside a word
     matches within the word. A compound command (&&, ||, ;, |, subshells) is
     judged part by part: every part must be allowed, and any part denied
-    denies the call. Wrappers such as sudo, env and timeout must be allowed
-    themselves. A deny or ask rule also matches the command as the program
+    denies the call. A wrapper that changes what the command may do (sudo,
+    doas, env with an assignment or -i, an option setting the user, the
+    directory or the environment) must be allowed itself; one that only runs
+    it (timeout, nice, nohup, time, env alone, strace) is looked through:
+    Bash(npm test:*) allows timeout 60 npm test. A deny or ask rule also matches the command as the program
     would take it, so that respelling it does not dodge the rule: its
     options anywhere among the command's, before or after the operands
     (**Bash(git push --force:\*)** denies **git push origin main --force**),
@@ -378,7 +384,8 @@ through to ask or deny. Unknown are:
   xargs, find -exec, setarch, linux32/linux64, chronic, ifne, logsave,
   systemd-cat, caffeinate, trickle) are read with their real option grammar;
   an option the table does not know, or a word whose value is known only at
-  run time, is unknown, never "the next word is the command". Programs that
+  run time, is unknown, never "the next word is the command"; so is an
+  option value that names a command (strace -o '|cmd'). Programs that
   run a command in a way agentjq does not follow (chroot, su, script,
   parallel, unshare, busybox, perf, hyperfine, pee, direnv, nix-shell, vim,
   emacs, a dynamic loader such as ld-linux.so ...) are unknown. A wrapper or
@@ -392,7 +399,14 @@ through to ask or deny. Unknown are:
 - a shell with no script operand and no -c (or with -) reads its script from
   stdin: a literal here-document or here-string is read as the script
   (**bash <<< 'ls'** is ls), anything else (**echo x | sh**, **bash < file**)
-  is unknown.
+  is unknown;
+- text the shell reads otherwise than the parser: a command holding a
+  carriage return or a NUL byte (a carriage return is a blank to the parser
+  and part of the word to the shell, so ls, a carriage return and #$(cmd)
+  run cmd), and a
+  here-document holding a line that starts with its delimiter (bash ends one
+  inside $( ) at **EOF)**) or, unquoted, a line ending in a backslash (the
+  shell joins it to the next line before it compares the delimiter).
 
 Code given on a command line is opaque: python -c, perl, ruby, lua, julia
 and Rscript -e, node, bun and deno -e and -p, an interpreter reading its
@@ -410,9 +424,21 @@ npx, bundle exec ...) is allowed by a rule for its own words
 runs.
 
 claude runs the user's shell when that is zsh. So an extended glob such as
-**\*(e:'cmd':)** (a zsh glob qualifier that runs cmd) is unknown, and a word
-starting with an unquoted = and a name (zsh's **=rm**, the path of rm) may
-expand.
+**\*(e:'cmd':)** (a zsh glob qualifier that runs cmd) is unknown, and so
+are zsh's subscript of a plain **$x[i]** (also **$#x[i]**, in double quotes
+too), whose name i is evaluated as an expression that may run code, unless
+it holds only numbers, and **$~x**, **$=x**, **$^x** and **$+x** (the value
+globbed, where a qualifier runs code, or split into words). zsh also
+evaluates as arithmetic a numeric argument of printf (printf %d
+'path[$(cmd)]' runs cmd) and read -t's timeout, so these are unknown unless
+the values are plain numbers; and a bare assignment to one of zsh's own
+lower-case parameters (path, which is PATH, fpath, cdpath, functions,
+aliases, commands, options, the hook arrays ending in _functions...) or to
+COLUMNS or LINES is unknown. A word starting
+with an unquoted = and a name (zsh's **=rm**, the path of rm) may expand.
+Options the user's zsh sets in its start-up files (GLOB_SUBST,
+SH_WORD_SPLIT) are not known: under GLOB_SUBST a plain **$x** is globbed as
+**$~x** is, and the rules do not hold against that.
 
 The shell's directory is followed for the file tools: **cd**, **pushd** and
 **popd** are followed within the command, and the chain remembers where
@@ -468,7 +494,9 @@ followed through every component, dangling ones included: a link whose
 target does not exist yet is judged where the write would land. A path under
 /proc or /dev/fd (/proc/self/cwd/.env) leads wherever the agent's process
 is, so it is unknown: no rule allows it and every deny rule of the tool
-matches it. Grep of a directory reads every file below it: a deny or ask
+matches it. So is a path with white space at either end (a space before
+/etc/x, a newline after .env): claude trims it before the tool opens the
+file. Grep of a directory reads every file below it: a deny or ask
 Read rule that matches any file there (links resolved; in a tree too large
 to list, any path the pattern may match below it) matches the call.
 

@@ -668,6 +668,46 @@ func Elements(arr []byte) [][]byte {
 	}
 }
 
+// RequestKey reads a request_id: a string or a number, which the answer
+// must echo as the same JSON value (id, a copy). key names it inside
+// agentjq (a string's text, a number's digits).
+func RequestKey(raw []byte) (key string, id json.RawMessage, ok bool) {
+	if len(raw) == 0 {
+		return "", nil, false
+	}
+	if raw[0] == '"' {
+		str, ok := String(raw)
+		return str, append(json.RawMessage(nil), raw...), ok
+	}
+	if raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9') {
+		return string(raw), append(json.RawMessage(nil), raw...), json.Valid(raw)
+	}
+	return "", nil, false
+}
+
+// Request is what routing a control_request needs, read from its
+// line in one call.
+type Request struct {
+	Key     string          // the request_id (RequestKey)
+	ID      json.RawMessage // the request_id as the agent wrote it
+	Request json.RawMessage // the request object, a copy
+	Subtype string          // the request's subtype
+}
+
+// ReadControlRequest reads a control_request line that Scan accepted; ok
+// is false when its request_id is neither a string nor a number, so that
+// no answer could name it.
+func ReadControlRequest(line []byte) (Request, bool) {
+	f := Fields(line, "request_id", "request")
+	key, id, ok := RequestKey(f[0])
+	if !ok {
+		return Request{}, false
+	}
+	req := append(json.RawMessage(nil), f[1]...)
+	sub, _ := String(Fields(req, "subtype")[0])
+	return Request{Key: key, ID: id, Request: req, Subtype: sub}, true
+}
+
 // String decodes a raw JSON string value (quotes included); ok is false
 // when v is not a string.
 func String(v []byte) (string, bool) {
