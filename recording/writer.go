@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"runtime"
 	"sync"
 	"time"
 
@@ -20,14 +21,18 @@ type WriterOptions struct {
 	// everything verbatim (record --no-redact).
 	Redactor *redact.Redactor
 	// Async moves redaction, encoding and writing off the caller's path
-	// to the Writer's goroutine: Tap copies the line into a queue and
-	// returns. Lines are written in batches of whole lines, one write
-	// each, as soon as the goroutine gets to them. Close waits for the
-	// queue to drain.
+	// to the Writer's goroutines (see Workers): Tap copies the line into
+	// a queue and returns. Lines are written in batches of whole lines,
+	// one write each, as soon as the goroutines get to them. Close waits
+	// for the queue to drain.
 	Async bool
 	// AsyncLimit bounds the bytes queued (default 8 MiB); Tap waits when
 	// it is reached. A longer line is queued alone.
 	AsyncLimit int
+	// Workers bounds how many goroutines redact an Async Writer's lines
+	// at once (processRun); 0 means two, or GOMAXPROCS when that is less.
+	// The lines are written in order all the same.
+	Workers int
 }
 
 // Writer writes a recording as the session happens: one write call per
@@ -48,9 +53,11 @@ type Writer struct {
 	agentVersion string
 	versionLit   []byte // "claude_code_version":"<agentVersion>"
 
-	q      *asyncq.Queue[qitem] // nil unless Async
-	out    *writeQ              // with Async: the goroutine that makes the write calls
-	closed bool
+	q       *asyncq.Queue[qitem] // nil unless Async
+	out     *writeQ              // with Async: the goroutine that makes the write calls
+	workers int                  // with Async: see WriterOptions.Workers
+	prep    []prepared           // processRun's lines, reused
+	closed  bool
 }
 
 // NewWriter writes h (completed: format version, start time, redaction
@@ -95,6 +102,10 @@ func NewWriter(w io.Writer, h Header, opts WriterOptions) (*Writer, error) {
 		return nil, err
 	}
 	if opts.Async {
+		rw.workers = opts.Workers
+		if rw.workers <= 0 {
+			rw.workers = min(2, runtime.GOMAXPROCS(0))
+		}
 		rw.out = newWriteQ(w)
 		rw.q = newQueue(rw, opts.AsyncLimit)
 	}
@@ -130,7 +141,7 @@ func (w *Writer) Tap(dir protocol.Direction, line []byte, known protocol.Known) 
 // TapParty is Tap for a proxied session's line whose party is known: the
 // entry carries it ("party", see Entry).
 func (w *Writer) TapParty(dir protocol.Direction, party protocol.Party, line []byte, known protocol.Known) {
-	line = bytes.TrimRight(line, "\r\n")
+	line = trimEOL(line)
 	if w.q != nil {
 		w.put(qitem{dir: dir, party: party, known: known, t: w.now()}, line)
 		return
@@ -139,6 +150,37 @@ func (w *Writer) TapParty(dir protocol.Direction, party protocol.Party, line []b
 }
 
 var versionKey = []byte(`"claude_code_version"`)
+
+// trimEOL is bytes.TrimRight(line, "\r\n") without building a cutset for
+// every line.
+func trimEOL(line []byte) []byte {
+	for len(line) > 0 && (line[len(line)-1] == '\n' || line[len(line)-1] == '\r') {
+		line = line[:len(line)-1]
+	}
+	return line
+}
+
+// versionTail is the end of versionKey, what indexVersionKey looks for.
+const versionTail = `version"`
+
+// indexVersionKey is bytes.Index(line, versionKey). It looks for the key's
+// end first: JSON is full of the quote the key starts with, and so many
+// false starts make bytes.Index give up its IndexByte skips for a search
+// at every byte (some 30% of the recorder's time without redaction).
+func indexVersionKey(line []byte) int {
+	head := len(versionKey) - len(versionTail)
+	for off := head; off < len(line); {
+		j := bytes.Index(line[off:], []byte(versionTail))
+		if j < 0 {
+			return -1
+		}
+		if k := off + j - head; bytes.Equal(line[k:k+len(versionKey)], versionKey) {
+			return k
+		}
+		off += j + 1
+	}
+	return -1
+}
 
 // batchSize bounds the bytes of whole lines handed to one write.
 const batchSize = 1 << 20
@@ -156,41 +198,65 @@ func mayBeSystemInit(line []byte) bool {
 
 // process redacts, encodes and (with flush) writes one line.
 func (w *Writer) process(dir protocol.Direction, party protocol.Party, line []byte, known protocol.Known, t time.Time, flush bool) {
-	// What the tap knew is trusted only for a line that can go under
-	// "msg" as it is.
-	valid := known&protocol.KnownObject != 0 && msgShaped(dir, line)
-	if !valid {
-		known = 0
+	w.emit(dir, party, w.prepare(dir, line, trust(dir, line, known)), t, flush)
+}
+
+// trust is what process trusts of what the tap knew of line: all of it
+// for a line that can go under "msg" as it is, nothing otherwise.
+func trust(dir protocol.Direction, line []byte, known protocol.Known) protocol.Known {
+	if known&protocol.KnownObject != 0 && msgShaped(dir, line) {
+		return known
 	}
-	var obj bool
+	return 0
+}
+
+// prepared is a line redacted and looked at, ready to be encoded.
+type prepared struct {
+	line    []byte
+	obj     bool   // the line goes under "msg"
+	version string // the agent version the line states, when it may be new
+}
+
+// prepare is the first half of process: it redacts line (known as trust
+// gives it) and looks for the agent's version in it. It changes nothing
+// of w, so that the Async Writer can prepare several lines at once
+// (processRun); emit then encodes them in order.
+func (w *Writer) prepare(dir protocol.Direction, line []byte, known protocol.Known) prepared {
+	p := prepared{line: line}
 	if w.red != nil {
 		var checked bool
-		line, obj, checked = w.red.LineObject(dir, line, known)
-		obj = obj && msgShaped(dir, line)
+		p.line, p.obj, checked = w.red.LineObject(dir, line, known)
+		p.obj = p.obj && msgShaped(dir, p.line)
 		if !checked {
-			obj = isJSONPayload(dir, line)
+			p.obj = isJSONPayload(dir, p.line)
 		}
 	} else {
-		obj = valid || isJSONPayload(dir, line)
+		p.obj = known&protocol.KnownObject != 0 || isJSONPayload(dir, line)
 	}
-	var version string
+	line = p.line
 	if dir == protocol.DirOut && (protocol.MayBeType(line, "system") || protocol.MayBeType(line, "control_response")) &&
 		mayBeSystemInit(line) {
-		if i := bytes.Index(line, versionKey); i >= 0 && !w.versionKnownAt(line[i:]) {
-			version = agentVersionOf(line)
+		if i := indexVersionKey(line); i >= 0 && !w.versionKnownAt(line[i:]) {
+			p.version = agentVersionOf(line)
 		}
 	}
+	return p
+}
+
+// emit is the second half of process: it encodes the prepared line as
+// the next entry, and the version it states when that is new.
+func (w *Writer) emit(dir protocol.Direction, party protocol.Party, p prepared, t time.Time, flush bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.appendLocked(dir, party, line, t, obj)
+	w.appendLocked(dir, party, p.line, t, p.obj)
 	if flush || len(w.buf) >= batchSize {
 		w.flushLocked() // whole lines, at most about batchSize a write
 	}
-	if version != "" && version != w.agentVersion {
+	if p.version != "" && p.version != w.agentVersion {
 		if flush {
 			t = w.now()
 		}
-		w.setVersionLocked(version, t)
+		w.setVersionLocked(p.version, t)
 		if flush {
 			w.flushLocked()
 		}

@@ -265,3 +265,26 @@ func TestFlushKnowsTheLastWrite(t *testing.T) {
 		t.Errorf("Flush after Close = %v", err)
 	}
 }
+
+// TestIndexVersionKey: the recorder's search for the version key finds
+// what bytes.Index finds, the first one, wherever the key's pieces stand.
+func TestIndexVersionKey(t *testing.T) {
+	key := string(versionKey)
+	for _, s := range []string{
+		"", `"`, `version"`, key, key[1:], key[:len(key)-1], `x` + key,
+		`{"version":"1","claude_code_version":"2.1.0"}`,
+		`"claude_code_version"claude_code_version"`,
+		`{"a":"` + key[:5] + `","b":` + key + `,"c":` + key + `}`,
+		`version"version"` + key + `version"`,
+		strings.Repeat(`"v`, 100) + key,
+	} {
+		if got, want := indexVersionKey([]byte(s)), strings.Index(s, key); got != want {
+			t.Errorf("indexVersionKey(%q) = %d, want %d", s, got, want)
+		}
+	}
+	for _, s := range []string{"", "\n", "\r\n", "a\r\n\r\n", "a\n\r", "a\rb\n", "ab"} {
+		if got, want := string(trimEOL([]byte(s))), strings.TrimRight(s, "\r\n"); got != want {
+			t.Errorf("trimEOL(%q) = %q, want %q", s, got, want)
+		}
+	}
+}

@@ -547,6 +547,25 @@ func (r *Redactor) LineObject(dir protocol.Direction, line []byte, known protoco
 	return r.jsonStrings(out, hides, found, glHits), true, true
 }
 
+// InOrder reports whether LineObject(dir, line, known) must run in the
+// order of the session's lines, after the lines before it and before the
+// ones after it. Such a line reads or changes what the Redactor learnt
+// from earlier lines: a line not known to be one JSON object is redacted
+// as text, which follows a private key's body from line to line, and an
+// initialize response teaches the account, removed from then on. Any
+// other line's redaction depends on nothing but the line, so a recorder
+// may redact such lines concurrently (the Redactor is safe for it) and
+// get what it would in order.
+func (r *Redactor) InOrder(dir protocol.Direction, line []byte, known protocol.Known) bool {
+	if r == nil {
+		return false
+	}
+	if known&protocol.KnownObject == 0 {
+		return true
+	}
+	return r.spec.Builtin && dir == protocol.DirOut && protocol.MayBeType(line, "control_response") && hasAccountObject(line)
+}
+
 // hitPool holds the lists of a line's hits (LineObject): nothing keeps
 // one past the line.
 var hitPool = sync.Pool{New: func() any { h := make([]glHit, 0, 64); return &h }}

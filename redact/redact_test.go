@@ -121,3 +121,42 @@ func TestSecretsBehindEscapedQuotes(t *testing.T) {
 		}
 	}
 }
+
+// TestInOrder: the lines whose redaction reads or changes what earlier
+// lines taught are the ones a recorder must redact in order; a line not
+// known to be JSON counts among them, whatever it holds.
+func TestInOrder(t *testing.T) {
+	r, err := NewRedactor(RedactSpec{Builtin: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	account := `{"type":"control_response","response":{"subtype":"success","response":{"account":{"email":"a.b@example.com"}}}}`
+	for _, c := range []struct {
+		dir   protocol.Direction
+		line  string
+		known protocol.Known
+		want  bool
+	}{
+		{protocol.DirOut, account, protocol.KnownObject, true},
+		{protocol.DirOut, `{"response":{"response":{"account": {"email":"a.b@example.com"}}},"type":"control_response"}`, protocol.KnownObject, true},
+		{protocol.DirIn, account, protocol.KnownObject, false}, // only the agent's response teaches
+		{protocol.DirOut, `{"type":"control_response","response":{"subtype":"success","response":{}}}`, protocol.KnownObject, false},
+		{protocol.DirOut, `{"type":"assistant","message":{"account":{"email":"x"}}}`, protocol.KnownObject | protocol.KnownPlain, false},
+		{protocol.DirOut, `{"type":"assistant","text":"sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"}`, protocol.KnownObject, false},
+		{protocol.DirOut, `{"type":"assistant"}`, 0, true}, // not known to be JSON
+		{protocol.DirErr, "-----BEGIN RSA PRIVATE KEY-----", 0, true},
+		{protocol.DirErr, "plain text", 0, true},
+	} {
+		if got := r.InOrder(c.dir, []byte(c.line), c.known); got != c.want {
+			t.Errorf("InOrder(%s, %s, %d) = %v, want %v", c.dir, c.line, c.known, got, c.want)
+		}
+	}
+	var none *Redactor
+	if none.InOrder(protocol.DirErr, []byte("x"), 0) {
+		t.Error("a nil Redactor (no redaction) holds no lines back")
+	}
+	user, _ := NewRedactor(RedactSpec{Regex: []string{"x+"}}, nil)
+	if user.InOrder(protocol.DirOut, []byte(account), protocol.KnownObject) {
+		t.Error("without the built-in rules the account is not learnt from the line")
+	}
+}
