@@ -12,9 +12,10 @@ import (
 
 // The Async Writer's hand-off is an asyncq.Queue with Copy: Tap copies
 // the line into the queue's buffer, so the caller may reuse its memory at
-// once; the Writer's goroutine takes the whole buffer at a time, redacts
-// its lines (on up to WriterOptions.Workers goroutines, processRun),
-// encodes them in order and writes them in batches of whole lines
+// once; the Writer's goroutine takes the whole buffer at a time, cuts a
+// run of its lines into parts that up to WriterOptions.Workers goroutines
+// redact, each taking the next part when free (processRun), then encodes
+// the lines in order and writes them in batches of whole lines
 // (processBatch). While it works, the next lines gather in the other
 // buffer.
 
@@ -106,9 +107,10 @@ const minPart = 32 << 10
 // the run to the others.
 const partsPerWorker = 4
 
-// processRun prepares (redacts) the lines of a run on up to w.workers
-// goroutines, this one included, in parts of about equal bytes, and
-// once all are done encodes them in order (emit). Nothing of the run is
+// processRun prepares (redacts) the lines of a run: it cuts them into up
+// to partsPerWorker parts per worker of about equal bytes (cutRun), which
+// up to w.workers goroutines, this one included, take one at a time
+// (prepareParts); once all are done it encodes the lines in order (emit). Nothing of the run is
 // written before every line of it is redacted, and nothing after it is
 // looked at.
 func (w *Writer) processRun(items []asyncq.Item[qitem]) {
