@@ -110,9 +110,9 @@ const partsPerWorker = 4
 // processRun prepares (redacts) the lines of a run: it cuts them into up
 // to partsPerWorker parts per worker of about equal bytes (cutRun), which
 // up to w.workers goroutines, this one included, take one at a time
-// (prepareParts); once all are done it encodes the lines in order (emit). Nothing of the run is
-// written before every line of it is redacted, and nothing after it is
-// looked at.
+// (prepareParts); once all are done it encodes the lines in order
+// (emit). Nothing of the run is written before every line of it is
+// redacted, and nothing after it is looked at.
 func (w *Writer) processRun(items []asyncq.Item[qitem]) {
 	if cap(w.prep) < len(items) {
 		w.prep = make([]prepared, len(items))

@@ -197,7 +197,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	opts.Stderr = lineWriter{errq}
 	s := &session{
 		opts:    opts,
-		out:     asyncq.NewWriter(opts.Stdout, asyncq.WriterOptions{Limit: outQueue, Hold: opts.Gate.wait}),
+		out:     asyncq.NewWriter(opts.Stdout, stdoutOptions(opts.Gate)),
 		errq:    errq,
 		changed: make(chan struct{}, 1),
 		turns:   turnBook{queuedHint: -1, addedIDs: map[string]bool{}, background: map[string]bool{}},
@@ -980,4 +980,14 @@ func (s *session) runAtEnd() {
 			f()
 		}
 	})
+}
+
+// stdoutOptions are our stdout's: held while a prompt is open, when there
+// is a gate.
+func stdoutOptions(g *OutputGate) asyncq.WriterOptions {
+	o := asyncq.WriterOptions{Limit: outQueue}
+	if g != nil {
+		o.Hold = g.wait
+	}
+	return o
 }
